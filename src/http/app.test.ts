@@ -1,0 +1,236 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { conflict, GatehouseError } from '../errors.ts';
+import { createApp } from './app.ts';
+import { bearer, errorResponses, json201, jsonBody, jsonResponse, listOf, PaginationQuery } from './common.ts';
+import type { RouteModule } from './deps.ts';
+import { createLogger } from './logger.ts';
+import { serveNode } from './node.ts';
+
+const Widget = z.object({ id: z.string(), email: z.string(), attributes: z.object({ floors: z.number().int() }).optional() }).openapi('Widget');
+
+const widgets: RouteModule = (app) => {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widgets',
+      tags: ['system'],
+      security: bearer,
+      request: { body: jsonBody(z.object({ email: z.email(), attributes: z.object({ floors: z.number().int() }).optional(), password: z.string().optional() })) },
+      responses: { 201: jsonResponse(Widget, 'Created'), ...errorResponses(400, 401, 409, 415) },
+    }),
+    (c) => {
+      const body = c.req.valid('json');
+      if (body.email === 'taken@example.com') throw conflict('email', 'This e-mail is already in use', { existingId: 'W1' });
+      if (body.email === 'boom@example.com') throw new Error('db password is hunter2');
+      if (body.email === 'str@example.com') throw 'a string, not an Error';
+      c.var.log.info({ body, headers: c.req.header() }, 'creating widget');
+      return json201(c, { id: 'W2', email: body.email, ...(body.attributes ? { attributes: body.attributes } : {}) });
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widgets',
+      request: { query: PaginationQuery },
+      responses: { 200: jsonResponse(listOf(Widget), 'A page'), ...errorResponses(400) },
+    }),
+    (c) => c.json({ items: [], cursor: c.req.valid('query').limit === 1 ? 'next' : null }, 200),
+  );
+};
+
+function setup() {
+  const lines: string[] = [];
+  const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+  const logger = createLogger('info', stream);
+  const app = createApp({ version: '9.9.9', dynamoEndpoint: 'http://user:pw@localhost:8000', tableName: 'app_data', logger, routes: [widgets] });
+  const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    app.request('/v1/widgets', { method: 'POST', body, headers });
+  return { app, lines, post, logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+const expectProblem = async (res: Response, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = (await res.json()) as Record<string, unknown> & { errors?: { field: string; message: string }[] };
+  expect(body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String), instance: expect.any(String) });
+  expect(body.requestId).toBe(res.headers.get('x-request-id'));
+  return body;
+};
+
+describe('system routes', () => {
+  it('GET /health reports status, version and the table', async () => {
+    const res = await setup().app.request('/health');
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toEqual({ status: 'ok', version: '9.9.9', dynamodb: { endpoint: 'http://localhost:8000', table: 'app_data' }, time: expect.any(String) });
+    expect(Number.isNaN(Date.parse(body.time))).toBe(false);
+  });
+
+  it('GET /openapi.json is OpenAPI 3.1 with the routes, the bearer scheme and tags', async () => {
+    const doc = await (await setup().app.request('/openapi.json')).json();
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info).toMatchObject({ title: 'Gatehouse', version: '9.9.9' });
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/health', '/v1/widgets']));
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', description: 'JWT or API key' });
+    expect(doc.components.schemas.Problem).toBeDefined();
+    expect(doc.paths['/v1/widgets'].post.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/v1/widgets'].post.responses['409'].content['application/problem+json']).toBeDefined();
+    expect(doc.paths['/v1/widgets'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'cursor']);
+    expect(doc.tags.map((t: { name: string }) => t.name)).toContain('access');
+  });
+
+  it('GET /docs is an offline page whose assets are served from node_modules', async () => {
+    const { app } = setup();
+    const res = await app.request('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => new URL(m[1], 'http://h/docs').pathname);
+    expect(refs).toEqual(expect.arrayContaining(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui-standalone-preset.js', '/docs/assets/init.js']));
+    for (const ref of refs) {
+      const asset = await app.request(ref);
+      expect(asset.status, ref).toBe(200);
+      expect(asset.headers.get('content-type'), ref).toMatch(ref.endsWith('.css') ? /^text\/css/ : ref.endsWith('.js') ? /^text\/javascript/ : /^image\//);
+      expect((await asset.arrayBuffer()).byteLength, ref).toBeGreaterThan(0);
+    }
+    const init = await (await app.request('/docs/assets/init.js')).text();
+    expect(init).toContain("'openapi.json'");
+    await expectProblem(await app.request('/docs/assets/..%2Fpackage.json'), 404, 'NOT_FOUND');
+  });
+});
+
+describe('request ids', () => {
+  it('unknown route: 404 problem whose requestId is the x-request-id header', async () => {
+    const res = await setup().app.request('/nope');
+    const body = await expectProblem(res, 404, 'NOT_FOUND');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(body.instance).toBe('/nope');
+  });
+
+  it('echoes a valid incoming x-request-id and replaces an invalid one', async () => {
+    const { app, logs } = setup();
+    const ok = await app.request('/health', { headers: { 'x-request-id': 'abc-123.X_y' } });
+    expect(ok.headers.get('x-request-id')).toBe('abc-123.X_y');
+    expect(logs().at(-1)).toMatchObject({ requestId: 'abc-123.X_y', method: 'GET', path: '/health', status: 200, ms: expect.any(Number), msg: 'request' });
+    const bad = await app.request('/health', { headers: { 'x-request-id': 'no spaces<script>' } });
+    expect(bad.headers.get('x-request-id')).toMatch(/^[0-9A-Z]{26}$/);
+    const long = await app.request('/health', { headers: { 'x-request-id': 'a'.repeat(129) } });
+    expect(long.headers.get('x-request-id')).not.toBe('a'.repeat(129));
+  });
+});
+
+describe('problems from route modules', () => {
+  it('creates through a valid request', async () => {
+    const res = await setup().post(JSON.stringify({ email: 'a@example.com', attributes: { floors: 3 } }));
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ id: 'W2', email: 'a@example.com', attributes: { floors: 3 } });
+  });
+
+  it('malformed JSON: 400 naming body', async () => {
+    const body = await expectProblem(await setup().post('{"email": '), 400, 'VALIDATION');
+    expect(body.errors).toEqual([{ field: 'body', message: expect.stringMatching(/not valid JSON/) }]);
+    const empty = await expectProblem(await setup().post(''), 400, 'VALIDATION');
+    expect(empty.errors?.[0].field).toBe('body');
+  });
+
+  it('a body that is not an object: 400 naming body', async () => {
+    const body = await expectProblem(await setup().post('"just a string"'), 400, 'VALIDATION');
+    expect(body.errors?.[0].field).toBe('body');
+  });
+
+  it('missing and invalid fields: 400 naming each field by its dotted path', async () => {
+    const missing = await expectProblem(await setup().post('{}'), 400, 'VALIDATION');
+    expect(missing.errors).toEqual([{ field: 'email', message: 'Required' }]);
+    const invalid = await expectProblem(await setup().post(JSON.stringify({ email: 'nope', attributes: { floors: 'x' } })), 400, 'VALIDATION');
+    expect(invalid.errors?.map((e) => e.field)).toEqual(['email', 'attributes.floors']);
+  });
+
+  it('query validation names query.limit', async () => {
+    const { app } = setup();
+    const bad = await expectProblem(await app.request('/v1/widgets?limit=500'), 400, 'VALIDATION');
+    expect(bad.errors?.[0].field).toBe('query.limit');
+    const ok = await app.request('/v1/widgets?limit=1');
+    expect(await ok.json()).toEqual({ items: [], cursor: 'next' });
+    expect(await (await app.request('/v1/widgets')).json()).toEqual({ items: [], cursor: null });
+  });
+
+  it('wrong or missing content-type: 415', async () => {
+    const { post } = setup();
+    await expectProblem(await post('email=a', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    await expectProblem(await post('{"email":"a@example.com"}', {}), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('too large a body: 413', async () => {
+    await expectProblem(await setup().post(JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(1024 * 1024) })), 413, 'ITEM_TOO_LARGE');
+  });
+
+  it('a GatehouseError keeps its status, code, errors and extra details', async () => {
+    const body = await expectProblem(await setup().post(JSON.stringify({ email: 'taken@example.com' })), 409, 'CONFLICT');
+    expect(body).toMatchObject({ detail: 'This e-mail is already in use', errors: [{ field: 'email', message: 'This e-mail is already in use' }], existingId: 'W1' });
+  });
+
+  it('an unexpected exception: 500 INTERNAL, logged with the request id, message not leaked', async () => {
+    const { post, logs } = setup();
+    const res = await post(JSON.stringify({ email: 'boom@example.com' }));
+    const text = await res.clone().text();
+    const body = await expectProblem(res, 500, 'INTERNAL');
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toMatch(/at .*\.ts:\d+/);
+    const failure = logs().find((l) => l.msg === 'request failed');
+    expect(failure).toMatchObject({ level: 50, requestId: body.requestId, err: { message: 'db password is hunter2' } });
+  });
+
+  it('a thrown non-Error still becomes a 500 problem', async () => {
+    await expectProblem(await setup().post(JSON.stringify({ email: 'str@example.com' })), 500, 'INTERNAL');
+  });
+
+  it('GatehouseError 5xx hides its message', async () => {
+    const { app } = setup();
+    app.get('/late', () => { throw new GatehouseError('CONFIG', 'GATEHOUSE_ADMIN_API_KEY=abc is too short'); });
+    const res = await app.request('/late');
+    expect(await res.clone().text()).not.toContain('abc');
+    await expectProblem(res, 500, 'CONFIG');
+  });
+});
+
+describe('logging', () => {
+  it('never writes credentials', async () => {
+    const { post, lines } = setup();
+    const res = await post(JSON.stringify({ email: 'a@example.com', password: 'pw-hunter2' }), {
+      'content-type': 'application/json',
+      authorization: 'Bearer secret123',
+      cookie: 'session=cookie-secret',
+    });
+    expect(res.status).toBe(201);
+    const out = lines.join('');
+    expect(out).toContain('creating widget');
+    expect(out).toContain('[REDACTED]');
+    expect(out).not.toContain('secret123');
+    expect(out).not.toContain('cookie-secret');
+    expect(out).not.toContain('pw-hunter2');
+  });
+
+  it('redacts secret fields at depth', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', { write: (s: string) => void lines.push(s) });
+    log.info({ token: 't1', a: { apiKey: 'k1', b: { secret: 's1', headers: { 'set-cookie': 'c1' } } } });
+    expect(lines.join('')).not.toMatch(/t1|k1|s1|c1/);
+  });
+});
+
+describe('serveNode', () => {
+  it('serves the app on a real port and closes', async () => {
+    const { app } = setup();
+    const server = await serveNode(app, 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/health`, { headers: { 'x-request-id': 'net-1' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toBe('net-1');
+    } finally {
+      await server.close();
+    }
+  });
+});
