@@ -126,8 +126,9 @@ describe('batches', () => {
     // First occurrence wins: B#3 (asked first), then 149 down to 0 without 3.
     const descending = Array.from({ length: 150 }, (_, i) => 149 - i);
     expect(result.map((x) => x.i)).toEqual([3, ...descending.filter((i) => i !== 3)]);
-    expect(log.byCommand()).toEqual({ BatchGetItem: 2 });
-    expect(log.waves).toBe(1);
+    // Two chunks sent together in the first wave (DynamoDB Local may hand back unprocessed keys
+    // under load; their retry is a later wave, which is the point of the retry test below).
+    expect(log.requests.filter((r) => r.wave === 1 && r.command === 'BatchGetItem')).toHaveLength(2);
   });
 
   it('retries unprocessed keys with backoff and never drops one', async () => {
