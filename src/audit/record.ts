@@ -6,7 +6,7 @@
  */
 import { ulid } from 'ulid';
 import type { RequestContext } from '../context.ts';
-import { keys, SHARDS } from '../store/keys.ts';
+import { keys, shardOf, SHARDS } from '../store/keys.ts';
 import { tx, type TxAction } from '../store/store.ts';
 
 export type AuditSeverity = 'info' | 'warning' | 'critical';
@@ -55,10 +55,12 @@ export function auditPut(ctx: RequestContext, e: AuditEvent, now: Date = new Dat
   const at = now.toISOString();
   const shard = Math.floor(Math.random() * SHARDS.audit);
   const actorId = ctx.actor.type === 'system' ? undefined : ctx.actor.id;
+  // An API key can write at a whole tenant's rate: its activity index is sharded (principle 9).
+  const actorIndex = ctx.actor.type === 'apiKey' ? keys.auditIndexSharded(ctx.actor.id, shardOf(id, SHARDS.actorAudit), at, id) : keys.auditIndex(actorId, at, id);
   return tx.put(
     {
       ...keys.audit(e.T, e.tenantId, shard, at, id),
-      ...keys.auditIndex(actorId, at, id),
+      ...actorIndex,
       Type: 'AuditRecord',
       id,
       tenantId: e.tenantId,
