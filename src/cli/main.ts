@@ -9,6 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { defaultContext, UsageError, type CliContext } from './context.ts';
 import { registerTableCommands } from './table.ts';
+import { registerDeployCommands } from './deploy.ts';
+import { registerJobsCommands } from './jobs.ts';
+import { registerAuditCommands } from './audit.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -33,6 +36,9 @@ Examples:
 
   // Command groups. Keep one file per group.
   registerTableCommands(program, ctx);
+  registerDeployCommands(program, ctx);
+  registerJobsCommands(program, ctx);
+  registerAuditCommands(program, ctx);
 
   // Settings every (sub)command needs, applied after registration so groups cannot forget them:
   // throw instead of exiting (main() picks the exit code), write through ctx, hint at --help.

@@ -15,6 +15,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', bodyLimit({ maxSize: deps.maxBodyBytes ?? DEFAULT_MAX_BODY }));
   app.onError(handleError);
   app.notFound(notFoundHandler);
+  if (deps.authorizer) {
+    const authorizer = deps.authorizer;
+    app.use('*', async (c, next) => {
+      c.set('authorizer', authorizer);
+      await next();
+    });
+  }
   for (const mw of deps.middleware ?? []) app.use('*', mw);
 
   healthRoutes(deps)(app);

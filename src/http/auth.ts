@@ -1,7 +1,8 @@
 /**
  * Authentication: turns `Authorization: Bearer <credential>` into a Principal. Each credential
  * kind is an `Authenticator`; the first that recognizes the credential decides (and may reject
- * it). Public routes (/health, /openapi.json, /docs) skip this.
+ * it). Public routes (/health, /openapi.json, /docs, /.well-known) skip this. Credentials are
+ * never logged (the access log has the path only; the logger redacts `authorization`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
@@ -18,10 +19,10 @@ const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 export function bootstrapKeyAuthenticator(adminApiKey: string): Authenticator {
   const expected = sha256(adminApiKey);
   return async (credential) =>
-    timingSafeEqual(sha256(credential), expected) ? { actor: { id: 'bootstrap-admin', type: 'apiKey' }, platformAdmin: true } : undefined;
+    timingSafeEqual(sha256(credential), expected) ? { actor: { id: 'bootstrap-admin', type: 'apiKey' }, platformAdmin: true, kind: 'bootstrap' } : undefined;
 }
 
-const PUBLIC = /^\/(health|openapi\.json|docs)(\/|$)/;
+const PUBLIC = /^\/(health|openapi\.json|docs|\.well-known)(\/|$)/;
 
 export function authenticate(authenticators: Authenticator[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

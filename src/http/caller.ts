@@ -15,11 +15,16 @@ export interface Principal {
   actor: Actor;
   /** The bootstrap key and platform-admin grants: may act on every tenant. */
   platformAdmin: boolean;
+  /** How the caller authenticated (absent: set by an older authenticator). */
+  kind?: 'bootstrap' | 'jwt' | 'apiKey';
+  /** API keys: the role the key holds in `actor.tenantId` (the key's only tenant). */
+  roleId?: string;
 }
 
 declare module './deps.ts' {
   interface AppVariables {
     principal?: Principal;
+    authorizer?: Authorizer;
   }
 }
 
@@ -38,11 +43,13 @@ export function ctxOf(c: Context<AppEnv>): RequestContext {
   };
 }
 
-let authorizer: Authorizer = async (p) => p.platformAdmin;
+/** Fallback for apps built without one: only platform admins pass. */
+const platformAdminsOnly: Authorizer = async (p) => p.platformAdmin;
+let fallbackAuthorizer: Authorizer = platformAdminsOnly;
 
 /** Installed by the composition root once the decision engine exists. */
 export function setAuthorizer(a: Authorizer) {
-  authorizer = a;
+  fallbackAuthorizer = a;
 }
 
 /**
@@ -54,6 +61,8 @@ export function authorize(permission: string): MiddlewareHandler<AppEnv> {
     const p = c.get('principal');
     if (!p) throw new GatehouseError('UNAUTHENTICATED', 'Authentication is required: send Authorization: Bearer <JWT or API key>');
     const tenantId = c.req.param('tenantId');
+    // Each app carries its own authorizer (several Gatehouse instances may share a process).
+    const authorizer = c.get('authorizer') ?? fallbackAuthorizer;
     if (!(await authorizer(p, permission, tenantId))) {
       throw new GatehouseError('FORBIDDEN', `This caller lacks ${permission}${tenantId ? ` in tenant ${tenantId}` : ''}`, { permission });
     }

@@ -52,6 +52,7 @@ export const standardErrors = {
   409: problem('Conflict with the current state (CONFLICT, VERSION_CONFLICT)'),
   412: problem('If-Match did not match the current version (PRECONDITION_FAILED)'),
   415: problem('The body is not application/json (UNSUPPORTED_MEDIA_TYPE)'),
+  422: problem('Idempotency-Key reused with a different request (UNPROCESSABLE)'),
   428: problem('If-Match is required (PRECONDITION_REQUIRED)'),
   429: problem('Too many requests (RATE_LIMITED)'),
   500: problem('Unexpected failure (INTERNAL)'),

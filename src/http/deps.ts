@@ -28,6 +28,8 @@ export interface AppDeps {
   routes?: RouteModule[];
   /** Runs before every route, after request ids (authentication, rate limits). */
   middleware?: MiddlewareHandler<AppEnv>[];
+  /** Decides `authorize(permission)` for this app's routes. */
+  authorizer?: import('./caller.ts').Authorizer;
   /** Largest accepted request body; defaults to 1 MiB (a DynamoDB item is at most 400 KB). */
   maxBodyBytes?: number;
 }
