@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
     // One DynamoDB Local per run (or AWS_ENDPOINT_URL_DYNAMODB); each file makes its own table.
     globalSetup: ['test/global-setup.ts'],
     // Per file: the no-Scan guard and cleanup of tables a file forgot to drop.

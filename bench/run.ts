@@ -11,6 +11,9 @@ import { startDynamoLocal, type DynamoLocal } from '../src/engine/local.ts';
 import { createDynamoClients } from '../src/store/client.ts';
 import { deleteTable, ensureTable } from '../src/store/admin.ts';
 import { Store } from '../src/store/store.ts';
+import { benchAccess } from './access.ts';
+import { benchEntitlements } from './entitlements.ts';
+import { benchHttp } from './http.ts';
 import { benchStore } from './store.ts';
 
 export interface BenchContext {
@@ -23,6 +26,9 @@ type Section = (ctx: BenchContext) => Promise<Record<string, number>>;
 
 const SECTIONS: Record<string, Section> = {
   store: (c) => benchStore(c),
+  access: (c) => benchAccess(c),
+  entitlements: (c) => benchEntitlements(c),
+  http: (c) => benchHttp(c),
 };
 
 async function main() {

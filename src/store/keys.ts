@@ -31,7 +31,7 @@ export const RESERVED_PREFIXES = [
 ] as const;
 
 /** Shard count for partitions that would otherwise take a platform's or a large tenant's writes. */
-export const SHARDS = { userStatus: 8, audit: 16, licenseStatus: 4, notificationStatus: 4, stampRead: 8, roleHolders: 8 } as const;
+export const SHARDS = { userStatus: 8, audit: 16, licenseStatus: 4, notificationStatus: 4, stampRead: 8, roleHolders: 8, actorAudit: 8 } as const;
 
 /** Stable shard of an id (FNV-1a), so an item always lands in the same shard. */
 export function shardOf(id: string, shards: number): number {
@@ -239,6 +239,12 @@ export const keys = {
     actorId ? { GSI2PK: `USER#${actorId}#AUDIT`, GSI2SK: `${ts}#${id}` } : {},
   auditShard: (T: string, tenantId: string, shard: number) => ({ pk: `${T}#${tenantId}#AUDIT#${shard}` }),
   auditOfActor: (actorId: string) => ({ index: 'GSI2' as const, pk: `USER#${actorId}#AUDIT` }),
+  /**
+   * A machine actor (API key) may write at a whole tenant's rate: its activity index is sharded
+   * (principle 9) — `USER#<id>#AUDIT#<shard>`, all shards read in one wave.
+   */
+  auditIndexSharded: (actorId: string, shard: number, ts: string, id: string): IndexKeys => ({ GSI2PK: `USER#${actorId}#AUDIT#${shard}`, GSI2SK: `${ts}#${id}` }),
+  auditOfActorShard: (actorId: string, shard: number) => ({ index: 'GSI2' as const, pk: `USER#${actorId}#AUDIT#${shard}` }),
   /** Inclusive SK bounds of a tenant's audit between two ISO instants (or dates; `to` covers its whole day). */
   auditRange: (from?: string, to?: string): [string, string] => [`AUDIT#${from ?? ''}`, `AUDIT#${to ?? '9999'}~`],
   /** Inclusive bounds of `<ts>#<id>` index sort keys (actor audit, notifications, outbox). */
@@ -263,6 +269,11 @@ export const keys = {
 
   // ---- API plumbing ----------------------------------------------------------------------------
   apiKey: (keyId: string) => k(`APIKEY#${keyId}`, METADATA),
+  /** A tenant's API keys are listed through its tenant index (GSI1 `<T>#<tid>` / `APIKEY#<keyId>`). */
+  apiKeyIndex: (T: string, tenantId: string, keyId: string): IndexKeys => ({ GSI1PK: `${T}#${tenantId}`, GSI1SK: `APIKEY#${keyId}` }),
+  apiKeysOfTenant: (T: string, tenantId: string) => ({ index: 'GSI1' as const, pk: `${T}#${tenantId}`, skPrefix: 'APIKEY#' }),
+  /** Last-used time of an API key, apart from the key item so touching it never moves the key's version (ETag). */
+  apiKeyUsage: (keyId: string) => k(`APIKEY#${keyId}`, 'USAGE'),
   idempotency: (callerId: string, key: string) => k(`IDEMPOTENCY#${callerId}#${key}`, METADATA),
 };
 
