@@ -47,6 +47,5 @@ export function createAccess(opts: AccessOptions) {
 export type Access = ReturnType<typeof createAccess>;
 
 export { accessRoutes, ACCESS_PERMISSIONS } from './routes.ts';
-export { accessAuthorizer } from './authorizer.ts';
 export type { Decision, Explanation, Reason } from './engine.ts';
 export { SYSTEM_PERMISSIONS, SYSTEM_ROLES, PLATFORM_ADMIN_PERMISSION, CHECK_PERMISSION } from './system.ts';

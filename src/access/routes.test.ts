@@ -142,26 +142,3 @@ describe('routes', () => {
     expect((await send('GET', '/v1/policies/by-name/orders-owners')).status).toBe(404);
   });
 });
-
-describe('accessAuthorizer (dogfooding)', () => {
-  it("decides a route's permission with the engine at the tenant scope", async () => {
-    const { accessAuthorizer } = await import('./authorizer.ts');
-    await access.bootstrap(ctx);
-    const authorize = accessAuthorizer(access);
-    const admin = await f.user(tid);
-    const nobody = await f.user(tid);
-    await access.assignments.create(ctx, tid, { userId: admin, roleId: 'tenant-admin', scope: { kind: h.tenantKind, id: tid } });
-    const as = (id: string) => ({ actor: { id, type: 'user' as const }, platformAdmin: false });
-    expect(await authorize(as(admin), 'gatehouse:roles:write', tid)).toBe(true);
-    expect(await authorize(as(admin), 'gatehouse:platform:admin', tid)).toBe(false);
-    expect(await authorize(as(admin), 'gatehouse:roles:write', undefined)).toBe(false);
-    expect(await authorize(as(nobody), 'gatehouse:roles:read', tid)).toBe(false);
-    expect(await authorize({ actor: { id: 'k', type: 'apiKey' }, platformAdmin: true }, 'gatehouse:platform:admin', undefined)).toBe(true);
-    // An API key bound to the tenant, holding a role there.
-    const key = (roleId: string, tenantId = tid) => ({ actor: { id: 'key1', type: 'apiKey' as const, tenantId }, platformAdmin: false, kind: 'apiKey' as const, roleId });
-    expect(await authorize(key('tenant-auditor'), 'gatehouse:roles:read', tid)).toBe(true);
-    expect(await authorize(key('tenant-auditor'), 'gatehouse:roles:write', tid)).toBe(false);
-    expect(await authorize(key('tenant-admin'), 'gatehouse:platform:admin', tid)).toBe(false);
-    expect(await authorize(key('tenant-admin', 'elsewhere'), 'gatehouse:roles:read', tid)).toBe(false);
-  });
-});
