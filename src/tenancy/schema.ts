@@ -88,13 +88,18 @@ export const TechUserSchema = z.object({ ...ownerFields, ...TechUserFields }).op
 export const CreateTechUserInput = z.strictObject(TechUserFields).openapi('CreateTechUser');
 export const UpdateTechUserInput = z.strictObject({ ...TechUserFields, status: z.enum(['active', 'disabled']) }).partial().openapi('UpdateTechUser');
 
+/** Any JSON value: validated like z.json(), documented as an unconstrained value. */
+const JsonValue = z.unknown().refine((v) => z.json().safeParse(v).success, 'Must be a JSON value').openapi({ description: 'Any JSON value' });
+
 export const ToolFields = {
   name: Name,
   type: z.string().trim().max(100).optional(),
   url: z.url({ protocol: /^https?$/ }).max(2048).optional(),
   description: z.string().max(1000).optional(),
+  // z.json() validates each value, but it is recursive (z.lazy) and zod-to-openapi overflows the
+  // stack on it: the OpenAPI document of a hierarchy with tools (platform) failed with a 500.
   config: z
-    .record(z.string().max(128), z.json())
+    .record(z.string().max(128), JsonValue)
     .refine((m) => JSON.stringify(m).length <= 8192, 'At most 8192 bytes of JSON')
     .optional(),
 };
