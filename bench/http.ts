@@ -1,19 +1,34 @@
 /**
  * HTTP throughput of the check endpoint, measured with a load generator (autocannon, in worker
- * threads) over loopback, beside a trivial Hono route served by the same process in the same run:
+ * threads) over loopback, beside a trivial route served by the same process in the same run:
  *
- *   http.hello.req_per_s          GET /hello → "hello" (a bare Hono app: the ceiling of this stack)
+ *   http.hello.req_per_s          GET /v1/bench/hello → "hello": a trivial route INSIDE the Gatehouse
+ *                                 app, like with like: the same middleware as the check (request id,
+ *                                 access log, body limit, authentication with the same JWT,
+ *                                 idempotency, preconditions), the same credential, the same server;
+ *                                 no authorization, body or engine (those are the check's own cost)
+ *   http.hello.bare.req_per_s     GET /hello → "hello" on a bare Hono app (no middleware at all):
+ *                                 the ceiling of Node + Hono on this machine
  *   http.check.warm.req_per_s     POST /v1/tenants/{t}/check, strongly consistent, warm caches:
  *                                 the caller's authorization and the check each validate their
- *                                 cached decision with one stamp read (1 wave each)
+ *                                 cached decision against the version stamps (1 wave each; stamp
+ *                                 reads of concurrent requests share BatchGetItems)
  *   http.check.bounded.req_per_s  the same with maxStalenessMs in the body, on a server whose
  *                                 admin-API authorization also allows bounded staleness
  *                                 (GATEHOUSE_AUTHZ_MAX_STALENESS_MS): no DynamoDB request at all
- *   http.check.bounded_vs_hello   ratio (goal ≥ 0.5)
+ *   http.check.bounded_vs_hello   bounded / hello (goal ≥ 0.5)
+ *   http.check.bounded_vs_bare_hello  bounded / bare hello
+ *   http.check.{warm,bounded}.ddb_per_req  DynamoDB requests the server sent per HTTP request
+ *                                 during the measured run (request accounting); bounded: 0 but for
+ *                                 the revalidation when the 5 s staleness bound runs out
  *   authorizer.p50_ms / .p99_ms   the Lambda REQUEST authorizer invoked in-process with an API
  *                                 Gateway event (JWT caller, warm), latency per invocation
  *   authorizer.apikey.p50_ms      the same with an API key (one strongly consistent GetItem + role/tenant read)
- * The caller is a JWT user holding tenant-admin; logs are silent, rate limiting off.
+ * The caller is a JWT user holding tenant-admin; logs are silent, rate limiting off. Every target
+ * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (3) measured runs,
+ * interleaved across targets so that drift in the machine's load (a shared 2-core box) hits all
+ * alike; a req/s figure is the median of its rounds, a ratio the median of per-round ratios. Every
+ * run uses the same autocannon settings (connections, workers).
  */
 import autocannon from 'autocannon';
 import { Hono } from 'hono';
@@ -21,11 +36,12 @@ import { createAccess, accessRoutes } from '../src/access/index.ts';
 import { createAuth, createDevIssuer } from '../src/auth/index.ts';
 import { systemContext } from '../src/context.ts';
 import { createApp } from '../src/http/app.ts';
-import { setAuthorizer } from '../src/http/caller.ts';
+import type { AppHono } from '../src/http/deps.ts';
 import { createLogger } from '../src/http/logger.ts';
 import { serveNode } from '../src/http/node.ts';
 import { createLambdaAuthorizer } from '../src/lambda/authorizer.ts';
 import { routeMapOf } from '../src/lambda/routes.ts';
+import { totals } from '../src/store/accounting.ts';
 import type { Store } from '../src/store/store.ts';
 import { loadHierarchy } from '../src/tenancy/hierarchy.ts';
 import { createTenancy } from '../src/tenancy/index.ts';
@@ -36,13 +52,44 @@ import { randomBytes } from 'node:crypto';
 import { percentile, round, timeSeq } from './stats.ts';
 
 const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+const WARMUP_S = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 2);
+/** Measured runs per target, interleaved (hello, check, hello, check…): drift in the machine's load hits all alike. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 3));
 const CONNECTIONS = 32;
 
-async function load(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<number> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, workers: 2, method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
+type LoadInit = { method?: string; headers?: Record<string, string>; body?: string };
+
+async function run(url: string, init: LoadInit, duration: number) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration, workers: 2, method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
   const non2xx = (result as { non2xx?: number }).non2xx ?? 0;
   if (non2xx > 0 || result.errors > 0) throw new Error(`load on ${url}: ${non2xx} non-2xx responses, ${result.errors} errors`);
-  return Math.round(result.requests.average);
+  return result;
+}
+
+const median = (xs: number[]) => percentile(xs, 50);
+
+/**
+ * Each target: a warm-up run, then ROUNDS measured runs of DURATION_S / ROUNDS seconds each,
+ * interleaved across targets. Per target: the median requests/s, every round's requests/s, and
+ * the DynamoDB requests sent per HTTP request over all its measured runs.
+ */
+async function loadInterleaved(targets: Record<string, { url: string; init?: LoadInit }>, log: (s: string) => void) {
+  const names = Object.keys(targets);
+  for (const n of names) if (WARMUP_S > 0) await run(targets[n].url, targets[n].init ?? {}, WARMUP_S);
+  const rps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const ddb: Record<string, { sent: number; http: number }> = Object.fromEntries(names.map((n) => [n, { sent: 0, http: 0 }]));
+  const seconds = Math.max(1, Math.round(DURATION_S / ROUNDS));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const n of names) {
+      const before = totals.requests;
+      const result = await run(targets[n].url, targets[n].init ?? {}, seconds);
+      ddb[n].sent += totals.requests - before;
+      ddb[n].http += result.requests.total;
+      rps[n].push(Math.round(result.requests.average));
+    }
+    log(`round ${r + 1}: ${names.map((n) => `${n} ${rps[n][r]}/s`).join(', ')}`);
+  }
+  return Object.fromEntries(names.map((n) => [n, { rps: median(rps[n]), rounds: rps[n], ddbPerReq: ddb[n].http ? round(ddb[n].sent / ddb[n].http, 4) : 0 }]));
 }
 
 export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: string) => void }): Promise<Record<string, number>> {
@@ -64,11 +111,13 @@ export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: 
   const devIssuer = await createDevIssuer();
   const build = async (maxStalenessMs: number) => {
     const auth = await createAuth({ store, hierarchy, engine: access.engine, devIssuer, config: { devIssuer: true, rateLimit: false, authorizationMaxStalenessMs: maxStalenessMs } });
-    const app = createApp({ version: 'bench', dynamoEndpoint: ctx.endpoint, tableName: store.tableName, logger, routes: [auth.routes, accessRoutes(access)], middleware: auth.middleware });
+    // /v1/bench/hello: a trivial route behind the same middleware as the check (no authorization).
+    const helloRoute = (app: AppHono) => void app.get('/v1/bench/hello', (c) => c.text('hello'));
+    const app = createApp({ version: 'bench', dynamoEndpoint: ctx.endpoint, tableName: store.tableName, logger, routes: [auth.routes, accessRoutes(access), helloRoute], middleware: auth.middleware, authorizer: auth.authorizer });
     return { auth, app };
   };
 
-  // One process serves all three; each measured alone.
+  // One process serves all three (each app with its own authorizer); each load runs alone.
   const hello = new Hono();
   hello.get('/hello', (c) => c.text('hello'));
   const strong = await build(0);
@@ -77,7 +126,6 @@ export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: 
   const [helloUrl, strongUrl, boundedUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`);
   const out: Record<string, number> = {};
   try {
-    setAuthorizer(strong.auth.authorizer);
     const token = (await strong.auth.devIssuer!.issue({ sub: caller.id, ttlSeconds: 3600 })).token;
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const checkPath = `/v1/tenants/${tenant.id}/check`;
@@ -90,17 +138,29 @@ export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: 
       if (res.status !== 200 || d.allowed !== true) throw new Error(`check warm-up: ${res.status} ${JSON.stringify(d)}`);
     }
 
-    ctx.log('hello…');
-    out['http.hello.req_per_s'] = await load(`${helloUrl}/hello`);
-    ctx.log('check (strongly consistent, warm)…');
-    out['http.check.warm.req_per_s'] = await load(`${strongUrl}${checkPath}`, { method: 'POST', headers, body: body() });
-    ctx.log('check (bounded staleness)…');
-    // The app's authorizer is process-wide (setAuthorizer): switch to the bounded server's.
-    setAuthorizer(bounded.auth.authorizer);
-    out['http.check.bounded.req_per_s'] = await load(`${boundedUrl}${checkPath}`, { method: 'POST', headers, body: body({ maxStalenessMs: 5_000 }) });
-    setAuthorizer(strong.auth.authorizer);
-    out['http.check.bounded_vs_hello'] = round(out['http.check.bounded.req_per_s'] / out['http.hello.req_per_s']);
-    out['http.check.warm_vs_hello'] = round(out['http.check.warm.req_per_s'] / out['http.hello.req_per_s']);
+    ctx.log(`hello (bare), hello (app), check bounded, check warm: warm-up, then ${ROUNDS} interleaved rounds…`);
+    const auth = { headers: { authorization: headers.authorization } };
+    const m = await loadInterleaved(
+      {
+        bare: { url: `${helloUrl}/hello`, init: auth },
+        hello: { url: `${boundedUrl}/v1/bench/hello`, init: auth },
+        // Right after hello: the warm check keeps DynamoDB Local busy for a moment after its run.
+        bounded: { url: `${boundedUrl}${checkPath}`, init: { method: 'POST', headers, body: body({ maxStalenessMs: 5_000 }) } },
+        warm: { url: `${strongUrl}${checkPath}`, init: { method: 'POST', headers, body: body() } },
+      },
+      ctx.log,
+    );
+    out['http.hello.req_per_s'] = m.hello.rps;
+    out['http.hello.bare.req_per_s'] = m.bare.rps;
+    out['http.check.warm.req_per_s'] = m.warm.rps;
+    out['http.check.warm.ddb_per_req'] = m.warm.ddbPerReq;
+    out['http.check.bounded.req_per_s'] = m.bounded.rps;
+    out['http.check.bounded.ddb_per_req'] = m.bounded.ddbPerReq;
+    // Ratios: the median of the per-round ratios (each round's runs are back to back).
+    const ratio = (a: number[], b: number[]) => round(median(a.map((x, i) => x / b[i])));
+    out['http.check.bounded_vs_hello'] = ratio(m.bounded.rounds, m.hello.rounds);
+    out['http.check.bounded_vs_bare_hello'] = ratio(m.bounded.rounds, m.bare.rounds);
+    out['http.check.warm_vs_hello'] = ratio(m.warm.rounds, m.hello.rounds);
 
     // The Lambda authorizer, in-process, with an API Gateway payload 2.0 event.
     ctx.log('Lambda authorizer…');

@@ -35,7 +35,7 @@ import {
   type TenantGrantRecord,
 } from './model.ts';
 import { checkedScopeKey, scopeItemKey, treePathOf } from './scopes.ts';
-import { stamps } from './stamps.ts';
+import { createStampReader, stampString, stamps } from './stamps.ts';
 
 export type Reason =
   | 'allowed'
@@ -115,6 +115,12 @@ export interface EngineOptions {
      * that overlapped a committing transaction. Default 1000 ms; must exceed writer clock skew.
      */
     settleMs?: number;
+    /**
+     * Validation reads (strongly consistent checks of cached entries) are shared by concurrent
+     * checks: at most this many BatchGetItem requests of stamps in flight, later checks join the
+     * next one (see `createStampReader`). Default 4.
+     */
+    stampReadsInFlight?: number;
   };
 }
 
@@ -167,20 +173,25 @@ export type Engine = ReturnType<typeof createEngine>;
 export function createEngine(opts: EngineOptions) {
   const { store, hierarchy: h } = opts;
   const now = opts.now ?? (() => new Date());
+  /** The clock in ms (no Date allocated per check unless a clock was injected). */
+  const nowMs = opts.now ? () => opts.now!().getTime() : Date.now;
   const settleMs = opts.cache?.settleMs ?? 1000;
   const cache = new LRUCache<string, Entry>({ max: opts.cache?.maxEntries ?? 10_000 });
   const cacheKey = (tid: string, uid: string, s: ScopeRef) => `${tid}\u0000${uid}\u0000${refKey(s)}`;
   const tenantRef = (tid: string): ScopeRef => ({ kind: h.tenantKind, id: tid });
 
+  const stampReader = createStampReader(store, h.T, { maxInFlight: opts.cache?.stampReadsInFlight });
+
+  /** The stamps among wave 1's items ([user, tenant shard, global shard] keys), as the cache compares them. */
   function stampsOf(items: Item[], readKeys: Key[]) {
     const byKey = new Map(items.map((i) => [keyStr({ PK: String(i.PK), SK: String(i.SK) }), i]));
     let touched = 0;
-    const values = readKeys.map((k) => {
+    const [u, t, g] = readKeys.map((k) => {
       const it = byKey.get(keyStr(k));
       if (it?.updatedAt) touched = Math.max(touched, Date.parse(String(it.updatedAt)));
-      return Number(it?.stamp ?? 0);
+      return it?.stamp;
     });
-    return { stamps: values.join('|'), touched };
+    return { stamps: stampString(u, t, g), touched };
   }
 
   /** Wave 1. */
@@ -277,7 +288,7 @@ export function createEngine(opts: EngineOptions) {
 
   /** Resolves (cold) the entries of several target scopes of one (tenant, user). */
   async function resolve(tid: string, uid: string, targets: ScopeRef[]): Promise<Map<string, Entry>> {
-    const started = now().getTime();
+    const started = nowMs();
     const d = await readUserTenant(tid, uid, targets.filter((t) => t.kind !== h.tenantKind));
     const blocked = blockedOf(d, tid);
     const paths = new Map(targets.map((t) => [refKey(t), pathOf(d, tid, t)]));
@@ -365,7 +376,7 @@ export function createEngine(opts: EngineOptions) {
    * cached). Returns the entries and where they came from.
    */
   async function entriesFor(tid: string, uid: string, targets: ScopeRef[], maxStalenessMs?: number): Promise<{ entries: Map<string, Entry>; source: DecisionSource }> {
-    const t0 = now().getTime();
+    const t0 = nowMs();
     const cached = new Map<string, Entry>();
     for (const t of targets) {
       const e = cache.get(cacheKey(tid, uid, t));
@@ -375,8 +386,8 @@ export function createEngine(opts: EngineOptions) {
       const all = [...cached.values()];
       if (maxStalenessMs !== undefined && all.every((e) => t0 - e.validatedAt <= maxStalenessMs)) return { entries: cached, source: 'bounded' };
       if (all.every((e) => !e.provisional)) {
-        const readKeys = stamps.readKeys(h.T, tid, uid);
-        const current = stampsOf(await store.batchGet<Item>(readKeys), readKeys).stamps;
+        // One BatchGetItem of the three stamps, shared with the checks that asked alongside.
+        const current = await stampReader.read(tid, uid);
         if (all.every((e) => e.stamps === current)) {
           for (const e of all) e.validatedAt = t0;
           return { entries: cached, source: 'validated' };
@@ -390,6 +401,17 @@ export function createEngine(opts: EngineOptions) {
 
   const uniqueScopes = (scopes: ScopeRef[]) => [...new Map(scopes.map((s) => [refKey(s), { kind: s.kind, id: s.id }])).values()];
 
+  /** Decisions for validated input: the entries of the distinct scopes (one stamp read when cached), then each check. */
+  async function decide(tid: string, uid: string, checks: { permission: string; scope: ScopeRef }[], atInput: Date | undefined, maxStalenessMs: number | undefined): Promise<Decision[]> {
+    const at = atInput ? atInput.getTime() : nowMs();
+    const targets = checks.length === 1 ? [{ kind: checks[0].scope.kind, id: checks[0].scope.id }] : uniqueScopes(checks.map((c) => c.scope));
+    const { entries, source } = await entriesFor(tid, uid, targets, maxStalenessMs);
+    return checks.map((c) => {
+      const v = evaluate(entries.get(refKey(c.scope))!, c.permission, at);
+      return { allowed: v.allowed, reason: v.reason, permission: c.permission, scope: { kind: c.scope.kind, id: c.scope.id }, source };
+    });
+  }
+
   async function checkMany(input: CheckManyInput): Promise<Decision[]> {
     validateIds(input.tenantId, input.userId);
     if (!Array.isArray(input.checks) || input.checks.length === 0) throw validation('checks', 'At least one check');
@@ -398,18 +420,14 @@ export function createEngine(opts: EngineOptions) {
       validatePermission(`checks[${i}].permission`, c?.permission);
       checkedScopeKey(h, c.scope, `checks[${i}].scope`);
     });
-    const at = (input.at ?? now()).getTime();
-    const { entries, source } = await entriesFor(input.tenantId, input.userId, uniqueScopes(input.checks.map((c) => c.scope)), input.maxStalenessMs);
-    return input.checks.map((c) => {
-      const v = evaluate(entries.get(refKey(c.scope))!, c.permission, at);
-      return { allowed: v.allowed, reason: v.reason, permission: c.permission, scope: { kind: c.scope.kind, id: c.scope.id }, source };
-    });
+    return decide(input.tenantId, input.userId, input.checks, input.at, input.maxStalenessMs);
   }
 
   async function check(input: CheckInput): Promise<Decision> {
     validatePermission('permission', input?.permission);
     checkedScopeKey(h, input.scope);
-    const [d] = await checkMany({ tenantId: input.tenantId, userId: input.userId, checks: [{ permission: input.permission, scope: input.scope }], at: input.at, maxStalenessMs: input.maxStalenessMs });
+    validateIds(input.tenantId, input.userId);
+    const [d] = await decide(input.tenantId, input.userId, [{ permission: input.permission, scope: input.scope }], input.at, input.maxStalenessMs);
     return d;
   }
 

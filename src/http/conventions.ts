@@ -63,9 +63,11 @@ export const IfMatchHeader = z.object({
 /** Maps a VERSION_CONFLICT under If-Match to 412 (see the file comment). */
 export function preconditions(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // Only a request that carried If-Match can be remapped: the others pass straight through.
+    if (c.req.header('if-match') === undefined) return next();
     await next();
     const err = c.error;
-    if (err instanceof GatehouseError && err.code === 'VERSION_CONFLICT' && c.req.header('if-match') !== undefined) {
+    if (err instanceof GatehouseError && err.code === 'VERSION_CONFLICT') {
       const mapped = new GatehouseError('PRECONDITION_FAILED', err.message, { ...err.details }, { cause: err });
       c.error = mapped;
       // Hono's setter keeps the headers already set (request id, rate limit) on the new response.
