@@ -3,8 +3,13 @@
  * 500 groups, bulk-loaded with BatchWriteItem (the same item builders the services use). Figures:
  * check.cold.{waves,requests,rcu}, check.warm.waves, check.bounded.requests, checkMany100.waves,
  * check.{cold,warm,bounded}.{p50_ms,p99_ms,ops_per_s}, raw.get.ops_per_s (GetItem ceiling at the
- * same concurrency), naive002.{requests,p50_ms} (source 002's canUserAccessPage flow: Query the
- * user's groups, Query each group's roles, GetItem each role's page rule).
+ * same concurrency), raw.stamps3.ops_per_s (a BatchGetItem of one check's three stamps per op: the
+ * ceiling of warm checks that each read their own stamps), check.warm_vs_raw_get (goal ≥ 0.9),
+ * check.warm.unshared.ops_per_s (warm checks on an engine that does not share stamp reads —
+ * `cache.stampReadsInFlight: 0` — each sends its own BatchGetItem),
+ * naive002.{requests,p50_ms} (source 002's canUserAccessPage flow: Query the user's groups, Query
+ * each group's roles, GetItem each role's page rule). Warm checks share stamp reads between
+ * concurrent checks (src/access/stamps.ts createStampReader).
  */
 import { ulid } from 'ulid';
 import { assignmentItem } from '../src/access/assignments.ts';
@@ -249,8 +254,19 @@ export async function benchAccess(o: AccessBenchOptions): Promise<Record<string,
   // Warm means warm: the checkMany figures above cleared the cache, so fill it again first.
   for (const c of sample) await engine.check(c);
   out['check.warm.ops_per_s'] = round(await throughput((i) => engine.check(sample[i % sample.length]), { concurrency, ms: tpMs }), 0);
+  // The same warm checks on an engine that does not share stamp reads: each sends its own BatchGetItem.
+  const unshared = createAccess({ store, hierarchy: h, cache: { maxEntries: 100_000, stampReadsInFlight: 0 } }).engine;
+  for (const c of sample) await unshared.check(c);
+  out['check.warm.unshared.ops_per_s'] = round(await throughput((i) => unshared.check(sample[i % sample.length]), { concurrency, ms: tpMs }), 0);
   out['check.bounded.ops_per_s'] = round(await throughput((i) => engine.check({ ...sample[i % sample.length], maxStalenessMs: 600_000 }), { concurrency, ms: tpMs }), 0);
   out['raw.get.ops_per_s'] = round(await throughput((i) => store.get(keys.user(users[i % users.length])), { concurrency, ms: tpMs }), 0);
+  // What one unshared validation costs: a BatchGetItem of one check's three stamp items (user,
+  // tenant shard, global shard) per operation — the ceiling of warm checks if each read its own.
+  out['raw.stamps3.ops_per_s'] = round(
+    await throughput((i) => store.batchGet([keys.userStamp(users[i % users.length]), keys.tenantStamp(h.T, tid, i % 8), keys.globalStamp(i % 8)]), { concurrency, ms: tpMs }),
+    0,
+  );
+  out['check.warm_vs_raw_get'] = round(out['check.warm.ops_per_s'] / out['raw.get.ops_per_s'], 2);
 
   // Source 002's naive canUserAccessPage: groups of the user in the location (Query), roles of
   // each group (Query each), the page rule of each role (GetItem each); parallel within a step.

@@ -25,10 +25,10 @@
  *                                 Gateway event (JWT caller, warm), latency per invocation
  *   authorizer.apikey.p50_ms      the same with an API key (one strongly consistent GetItem + role/tenant read)
  * The caller is a JWT user holding tenant-admin; logs are silent, rate limiting off. Every target
- * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (3) measured runs,
+ * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (5) measured runs of 2 s,
  * interleaved across targets so that drift in the machine's load (a shared 2-core box) hits all
  * alike; a req/s figure is the median of its rounds, a ratio the median of per-round ratios. Every
- * run uses the same autocannon settings (connections, workers).
+ * run uses the same autocannon settings (32 connections; generator threads: see WORKERS).
  */
 import autocannon from 'autocannon';
 import { Hono } from 'hono';
@@ -49,18 +49,26 @@ import { UserService } from '../src/identity/service.ts';
 import { IdentityRepository } from '../src/identity/repository.ts';
 import { withKid } from '../src/identity/secrets.ts';
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { percentile, round, timeSeq } from './stats.ts';
 
-const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+/** Measured seconds per target, split into ROUNDS runs. */
+const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const WARMUP_S = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 2);
 /** Measured runs per target, interleaved (hello, check, hello, check…): drift in the machine's load hits all alike. */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 5));
 const CONNECTIONS = 32;
+/**
+ * Load-generator threads: one per core the server does not need, at most 2. On a 2-core machine two
+ * generator threads plus the server's event loop oversubscribe the CPU and measure the scheduler;
+ * zero (the generator on the server's own thread) would measure the generator.
+ */
+const WORKERS = Number(process.env.BENCH_HTTP_WORKERS ?? Math.max(1, Math.min(2, availableParallelism() - 1)));
 
 type LoadInit = { method?: string; headers?: Record<string, string>; body?: string };
 
 async function run(url: string, init: LoadInit, duration: number) {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration, workers: 2, method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
+  const result = await autocannon({ url, connections: CONNECTIONS, duration, workers: WORKERS, method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
   const non2xx = (result as { non2xx?: number }).non2xx ?? 0;
   if (non2xx > 0 || result.errors > 0) throw new Error(`load on ${url}: ${non2xx} non-2xx responses, ${result.errors} errors`);
   return result;

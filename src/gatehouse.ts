@@ -37,7 +37,7 @@ export interface GatehouseOptions {
   auth?: AuthConfig;
   identity?: Pick<IdentityOptions, 'dataKey' | 'scrypt' | 'warn'>;
   entitlements?: Pick<EntitlementsDeps, 'mailer' | 'recipients' | 'sender'>;
-  cache?: { maxEntries?: number; settleMs?: number };
+  cache?: { maxEntries?: number; settleMs?: number; stampReadsInFlight?: number };
   /** Create the permission catalog and built-in roles if missing (default true; false sends no request). */
   bootstrap?: boolean;
   logger?: Logger;

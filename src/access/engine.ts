@@ -11,7 +11,8 @@
  *
  * The resolved grant set (windows included) is cached per (tenant, user, scope) in an LRU, with
  * the three stamps read in wave 1. A strongly consistent check then costs one wave: BatchGet of
- * the user / tenant-shard / global-shard stamps, compared with the cached ones. Windows are
+ * the user / tenant-shard / global-shard stamps, compared with the cached ones — shared with the
+ * concurrent checks that asked before it was sent (stamps.ts, createStampReader). Windows are
  * evaluated at `at` on every answer and an entry is dropped at its earliest future boundary, so a
  * cache never honours a grant outside its window. See docs/patterns-access.md for the settle guard.
  */
@@ -118,7 +119,7 @@ export interface EngineOptions {
     /**
      * Validation reads (strongly consistent checks of cached entries) are shared by concurrent
      * checks: at most this many BatchGetItem requests of stamps in flight, later checks join the
-     * next one (see `createStampReader`). Default 4.
+     * next one (see `createStampReader`). Default 2; 0 = never shared (one BatchGetItem per check).
      */
     stampReadsInFlight?: number;
   };
@@ -375,16 +376,25 @@ export function createEngine(opts: EngineOptions) {
    * Entries for the targets, from cache when allowed and still valid, else resolved cold (and
    * cached). Returns the entries and where they came from.
    */
+  /** The cached entry of (tenant, user, scope) if it is still inside its windows' boundary at `t0`. */
+  function cachedEntry(tid: string, uid: string, s: ScopeRef, t0: number): Entry | undefined {
+    const e = cache.get(cacheKey(tid, uid, s));
+    return e && t0 < e.validUntil ? e : undefined;
+  }
+
+  /** Bounded staleness: the entry answers with no request if it was validated at most `maxStalenessMs` ago. */
+  const freshEnough = (e: Entry, t0: number, maxStalenessMs: number | undefined) => maxStalenessMs !== undefined && t0 - e.validatedAt <= maxStalenessMs;
+
   async function entriesFor(tid: string, uid: string, targets: ScopeRef[], maxStalenessMs?: number): Promise<{ entries: Map<string, Entry>; source: DecisionSource }> {
     const t0 = nowMs();
     const cached = new Map<string, Entry>();
     for (const t of targets) {
-      const e = cache.get(cacheKey(tid, uid, t));
-      if (e && t0 < e.validUntil) cached.set(refKey(t), e);
+      const e = cachedEntry(tid, uid, t, t0);
+      if (e) cached.set(refKey(t), e);
     }
     if (cached.size === targets.length) {
       const all = [...cached.values()];
-      if (maxStalenessMs !== undefined && all.every((e) => t0 - e.validatedAt <= maxStalenessMs)) return { entries: cached, source: 'bounded' };
+      if (all.every((e) => freshEnough(e, t0, maxStalenessMs))) return { entries: cached, source: 'bounded' };
       if (all.every((e) => !e.provisional)) {
         // One BatchGetItem of the three stamps, shared with the checks that asked alongside.
         const current = await stampReader.read(tid, uid);
@@ -401,15 +411,17 @@ export function createEngine(opts: EngineOptions) {
 
   const uniqueScopes = (scopes: ScopeRef[]) => [...new Map(scopes.map((s) => [refKey(s), { kind: s.kind, id: s.id }])).values()];
 
+  const decision = (e: Entry, permission: string, s: ScopeRef, at: number, source: DecisionSource): Decision => {
+    const v = evaluate(e, permission, at);
+    return { allowed: v.allowed, reason: v.reason, permission, scope: { kind: s.kind, id: s.id }, source };
+  };
+
   /** Decisions for validated input: the entries of the distinct scopes (one stamp read when cached), then each check. */
   async function decide(tid: string, uid: string, checks: { permission: string; scope: ScopeRef }[], atInput: Date | undefined, maxStalenessMs: number | undefined): Promise<Decision[]> {
     const at = atInput ? atInput.getTime() : nowMs();
     const targets = checks.length === 1 ? [{ kind: checks[0].scope.kind, id: checks[0].scope.id }] : uniqueScopes(checks.map((c) => c.scope));
     const { entries, source } = await entriesFor(tid, uid, targets, maxStalenessMs);
-    return checks.map((c) => {
-      const v = evaluate(entries.get(refKey(c.scope))!, c.permission, at);
-      return { allowed: v.allowed, reason: v.reason, permission: c.permission, scope: { kind: c.scope.kind, id: c.scope.id }, source };
-    });
+    return checks.map((c) => decision(entries.get(refKey(c.scope))!, c.permission, c.scope, at, source));
   }
 
   async function checkMany(input: CheckManyInput): Promise<Decision[]> {
@@ -427,6 +439,12 @@ export function createEngine(opts: EngineOptions) {
     validatePermission('permission', input?.permission);
     checkedScopeKey(h, input.scope);
     validateIds(input.tenantId, input.userId);
+    if (input.maxStalenessMs !== undefined) {
+      // Bounded staleness with a fresh entry: answered here, synchronously (what entriesFor would do).
+      const t0 = nowMs();
+      const e = cachedEntry(input.tenantId, input.userId, input.scope, t0);
+      if (e && freshEnough(e, t0, input.maxStalenessMs)) return decision(e, input.permission, input.scope, input.at ? input.at.getTime() : t0, 'bounded');
+    }
     const [d] = await decide(input.tenantId, input.userId, [{ permission: input.permission, scope: input.scope }], input.at, input.maxStalenessMs);
     return d;
   }

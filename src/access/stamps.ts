@@ -28,7 +28,10 @@ export const stamps = {
 export const stampString = (user: unknown, tenant: unknown, global: unknown) => `${Number(user ?? 0)}|${Number(tenant ?? 0)}|${Number(global ?? 0)}`;
 
 export interface StampReaderOptions {
-  /** At most this many stamp BatchGetItem requests in flight; later reads queue and share the next one. Default 2. */
+  /**
+   * At most this many stamp BatchGetItem requests in flight; later reads queue and share the next
+   * one. Default 2. 0 = no sharing at all: every read is its own BatchGetItem of three keys.
+   */
   maxInFlight?: number;
   /** A queued read waits at most this long for a request in flight to return, then is sent anyway. Default 100 ms. */
   maxQueueMs?: number;
@@ -51,6 +54,17 @@ export interface StampReaderOptions {
  * hold the same value: every bump writes them all in one transaction).
  */
 export function createStampReader(store: Store, T: string, opts: StampReaderOptions = {}) {
+  if (opts.maxInFlight === 0) {
+    return {
+      async read(tenantId: string, userId: string): Promise<string> {
+        const shard = Math.floor(Math.random() * SHARDS.stampRead);
+        const [u, t, g] = [keys.userStamp(userId), keys.tenantStamp(T, tenantId, shard), keys.globalStamp(shard)];
+        const items = await store.batchGet<Item>([u, t, g]);
+        const of = (k: Key) => items.find((it) => it.PK === k.PK && it.SK === k.SK)?.stamp;
+        return stampString(of(u), of(t), of(g));
+      },
+    };
+  }
   const maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
   const maxQueueMs = opts.maxQueueMs ?? 100;
   interface Waiter {

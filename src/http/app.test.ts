@@ -222,6 +222,35 @@ describe('logging', () => {
 });
 
 describe('serveNode', () => {
+  it('body limit over a real socket: Content-Length beyond the limit is 413 before the body is read; chunked bodies are counted', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
+    const app = createApp({ version: '1', dynamoEndpoint: 'x', tableName: 't', logger, routes: [widgets], maxBodyBytes: 1024 });
+    const server = await serveNode(app, 0, '127.0.0.1');
+    const url = `http://127.0.0.1:${server.port}/v1/widgets`;
+    try {
+      const small = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a@example.com' }) });
+      expect(small.status).toBe(201);
+      const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(2000) }) });
+      await expectProblem(big, 413, 'ITEM_TOO_LARGE');
+      // No Content-Length: a streamed (chunked) body goes through the counting limit.
+      const chunked = (text: string) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Blob([text]).stream(), duplex: 'half' } as RequestInit);
+      expect((await chunked(JSON.stringify({ email: 'b@example.com' }))).status).toBe(201);
+      await expectProblem(await chunked(JSON.stringify({ email: 'b@example.com', pad: 'x'.repeat(2000) })), 413, 'ITEM_TOO_LARGE');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a handler that returns its own Response still carries x-request-id', async () => {
+    const { app } = setup();
+    app.get('/raw', () => new Response('raw'));
+    const res = await app.request('/raw', { headers: { 'x-request-id': 'raw-1' } });
+    expect(await res.text()).toBe('raw');
+    expect(res.headers.get('x-request-id')).toBe('raw-1');
+  });
+
   it('serves the app on a real port and closes', async () => {
     const { app } = setup();
     const server = await serveNode(app, 0, '127.0.0.1');
