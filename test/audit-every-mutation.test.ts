@@ -398,12 +398,19 @@ const RECIPES: Record<string, Recipe> = {
       fail: { path: `${T(f)}/scopes/${f.scopeId}/members/${f.adminId}` },
     };
   },
-  'PUT /v1/tenants/{tenantId}/members/{userId}': async (f) => ({
-    path: `${T(f)}/members/${f.userId}`, body: { roleIds: ['tenant-auditor'] },
-    audit: { action: 'grant.create', entityType: 'membership', entityId: (b) => b.id },
-    probe: `${T(f)}/members/${f.userId}`,
-    fail: { path: `${T(f)}/members/${ulid()}`, body: { roleIds: ['tenant-auditor'] } },
-  }),
+  'PUT /v1/tenants/{tenantId}/members/{userId}': async (f, w) => {
+    // What a grant is for: a user of ANOTHER tenant, named with its e-mail as well as its id.
+    const home = await w.gh.tenancy.tenants.create(ctx, { name: `Home ${ulid()}` });
+    const email = `guest-${uid()}@example.com`;
+    const guest = await w.gh.identity.users.create(ctx, home.id, { email });
+    return {
+      path: `${T(f)}/members/${guest.id}`, body: { roleIds: ['tenant-auditor'], email: email.toUpperCase() },
+      audit: { action: 'grant.create', entityType: 'membership', entityId: (b) => b.id },
+      probe: `${T(f)}/members/${guest.id}`,
+      // The same user by id alone: 404, nothing written.
+      fail: { path: `${T(f)}/members/${guest.id}`, body: { roleIds: ['tenant-auditor'] } },
+    };
+  },
   'DELETE /v1/tenants/{tenantId}/members/{userId}': async (f, w) => {
     await w.gh.identity.memberships.grant(ctx, f.tenantId, f.userId, { roleIds: ['tenant-auditor'] });
     return {

@@ -2888,7 +2888,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an API key bound to this tenant and a role; the secret is in the response only (send Idempotency-Key to retry safely) */
+        /** Create an API key bound to this tenant and a role that grants nothing beyond the caller's own permissions here; the secret is in the response only (send Idempotency-Key to retry safely) */
         post: {
             parameters: {
                 query?: never;
@@ -5405,7 +5405,10 @@ export interface paths {
                 };
             };
         };
-        /** Grant a user access to this client with roles (creates the grant or replaces its roles) */
+        /**
+         * Grant a user access to this client with roles (creates the grant or replaces its roles)
+         * @description A user of another client is added only with its e-mail in the body (`email`, trimmed, case-insensitive): the caller proves it knows whom it adds, so a user id alone never reveals who it is. A user of this client, or one already granted here, needs no e-mail; a given e-mail is always checked. A missing or wrong e-mail and an unknown user id give the same 404 naming `userId`, and nothing is written.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -10342,7 +10345,7 @@ export interface components {
             /** @example billing-sync */
             name: string;
             /**
-             * @description A role of this tenant or a global role (not platform-admin)
+             * @description A role of this tenant or a global role (not platform-admin) that grants nothing the caller does not hold in this tenant (403 lists what is missing)
              * @example tenant-auditor
              */
             roleId: string;
@@ -10634,6 +10637,11 @@ export interface components {
             message: string;
         };
         GrantInput: {
+            /**
+             * @description The user's e-mail, as proof that the caller knows whom it adds (compared trimmed and case-insensitively). Required to add a user whose home tenant is another one; optional for a user of this tenant or one already granted here, but checked whenever it is given. A missing or wrong e-mail and an unknown user id all answer the same 404 naming `userId`, and nothing is written.
+             * @example ada@example.com
+             */
+            email?: string;
             /** @default [] */
             roleIds: string[];
         };

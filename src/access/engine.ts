@@ -372,10 +372,6 @@ export function createEngine(opts: EngineOptions) {
     return p;
   }
 
-  /**
-   * Entries for the targets, from cache when allowed and still valid, else resolved cold (and
-   * cached). Returns the entries and where they came from.
-   */
   /** The cached entry of (tenant, user, scope) if it is still inside its windows' boundary at `t0`. */
   function cachedEntry(tid: string, uid: string, s: ScopeRef, t0: number): Entry | undefined {
     const e = cache.get(cacheKey(tid, uid, s));
@@ -385,6 +381,10 @@ export function createEngine(opts: EngineOptions) {
   /** Bounded staleness: the entry answers with no request if it was validated at most `maxStalenessMs` ago. */
   const freshEnough = (e: Entry, t0: number, maxStalenessMs: number | undefined) => maxStalenessMs !== undefined && t0 - e.validatedAt <= maxStalenessMs;
 
+  /**
+   * Entries for the targets, from cache when allowed and still valid, else resolved cold (and
+   * cached). Returns the entries and where they came from.
+   */
   async function entriesFor(tid: string, uid: string, targets: ScopeRef[], maxStalenessMs?: number): Promise<{ entries: Map<string, Entry>; source: DecisionSource }> {
     const t0 = nowMs();
     const cached = new Map<string, Entry>();

@@ -8,6 +8,9 @@
  *  - Verification is ONE strongly consistent GetItem by key id, on every request, with no cache:
  *    a revoked key is refused by the next request on every instance.
  *  - Revocation keeps the item (status `revoked`, TTL 90 days) so listings and audits show it.
+ *  - No escalation: a caller can only mint a key whose role (with everything it inherits) grants
+ *    nothing the caller does not hold at the tenant's scope (`create`'s `grantorAt`, from the
+ *    authorizer). Only the system context (CLI, seeding) mints without it.
  *  - Last-used time lives in a separate item (`APIKEY#<id> / USAGE`), touched at most once a
  *    minute per key per instance, so a busy key is no hot write and its ETag does not move.
  *
@@ -21,6 +24,8 @@ import { auditPut } from '../audit/record.ts';
 import type { RequestContext } from '../context.ts';
 import { GatehouseError, notFound, validation } from '../errors.ts';
 import type { Principal } from '../http/caller.ts';
+import type { CompiledRule } from '../access/model.ts';
+import type { Grantor } from './authorizer.ts';
 import { keys } from '../store/keys.ts';
 import { tx, type Item, type Page, type Store } from '../store/store.ts';
 import type { Hierarchy } from '../tenancy/model.ts';
@@ -57,6 +62,15 @@ export interface ApiKeyInput {
   roleId: string;
   /** ISO date-time; must be in the future. */
   expiresAt?: string;
+}
+
+export interface CreateApiKeyOptions {
+  /**
+   * What the caller may grant at a tenant (`auth.grantorAt(principal, …)`), resolved alongside the
+   * tenant and role reads. Required unless `ctx` is the system context (CLI, seeding), which mints
+   * any role but a platform-only one.
+   */
+  grantorAt?: (tenantId: string) => Promise<Grantor>;
 }
 
 export interface CreatedApiKey {
@@ -126,7 +140,7 @@ export function createApiKeyService(deps: { store: Store; hierarchy: Pick<Hierar
   }
 
   return {
-    async create(ctx: RequestContext, tenantId: string, input: ApiKeyInput): Promise<CreatedApiKey> {
+    async create(ctx: RequestContext, tenantId: string, input: ApiKeyInput, opts: CreateApiKeyOptions = {}): Promise<CreatedApiKey> {
       const name = typeof input.name === 'string' ? input.name.trim() : '';
       if (!name || name.length > 100) throw validation('name', 'Use 1-100 characters');
       if (typeof input.roleId !== 'string' || !input.roleId) throw validation('roleId', 'Required');
@@ -138,10 +152,28 @@ export function createApiKeyService(deps: { store: Store; hierarchy: Pick<Hierar
         validUntil = new Date(ms).toISOString();
       }
       if (PLATFORM_ONLY_ROLES.has(input.roleId)) throw validation('roleId', 'A tenant API key cannot hold a platform role');
-      const [tenant, role] = await Promise.all([store.get<Item>(keys.tenant(T, tenantId)), store.get<Item>(keys.role(input.roleId))]);
+      // Fail closed: only the system context may mint without the caller rule.
+      if (!opts.grantorAt && ctx.actor.type !== 'system') throw new GatehouseError('INTERNAL', 'API keys minted for a user or key need grantorAt (the caller rule)');
+      // One wave: what the caller holds is read alongside the tenant and the role.
+      const [tenant, role, grantor] = await Promise.all([
+        store.get<Item>(keys.tenant(T, tenantId)),
+        store.get<Item>(keys.role(input.roleId)),
+        opts.grantorAt?.(tenantId),
+      ]);
       if (!tenant) throw notFound('tenant', tenantId);
       const roleUsable = role && (role.scope === 'global' || role.tenantId === tenantId);
       if (!roleUsable) throw new GatehouseError('NOT_FOUND', `roleId: no role ${input.roleId} in this tenant`, { errors: [{ field: 'roleId', message: 'Not found in this tenant' }] });
+      if (grantor) {
+        // The role's compiled rules: its own and every ancestor's.
+        const missing = await grantor.lacking((role.effectivePermissions ?? role.permissions ?? []) as CompiledRule[]);
+        if (missing.length) {
+          throw new GatehouseError(
+            'FORBIDDEN',
+            `roleId: role ${input.roleId} grants ${missing.join(', ')}, which this caller does not hold in tenant ${tenantId}. A key can only hold what its creator holds: choose a role within your own permissions, or ask an administrator who holds them.`,
+            { missingPermissions: missing, errors: missing.map((p) => ({ field: 'roleId', message: `The role grants ${p}, which the caller does not hold` })) },
+          );
+        }
+      }
 
       const id = ulid(now().getTime());
       const secret = randomBytes(32).toString('base64url');
@@ -164,7 +196,12 @@ export function createApiKeyService(deps: { store: Store; hierarchy: Pick<Hierar
         tx.put(item, { ifNotExists: true }),
         // The role and tenant must still be there when the key is written.
         tx.check(keys.tenant(T, tenantId), { mustExist: true, onConditionFailed: () => notFound('tenant', tenantId) }),
-        tx.check(keys.role(input.roleId), { mustExist: true, onConditionFailed: () => notFound('role', input.roleId) }),
+        // Under the caller rule, the role must still be the version it was compared at.
+        tx.check(keys.role(input.roleId), {
+          mustExist: true,
+          ...(grantor ? { expectedVersion: role.version as number } : {}),
+          onConditionFailed: () => (grantor ? new GatehouseError('VERSION_CONFLICT', `Role ${input.roleId} changed or was deleted while the key was being created; retry`) : notFound('role', input.roleId)),
+        }),
         auditPut(ctx, { T, tenantId, action: 'apikey.create', entityType: 'ApiKey', entityId: id, after: view(stamped) as unknown as Record<string, unknown> }, now()),
       ]);
       return { apiKey: view(stamped), secret: `${API_KEY_PREFIX}_${id}_${secret}` };

@@ -15,7 +15,7 @@
  *    every request — a role change or a suspension applies to the next request.
  * Transient failures (RETRYABLE / BATCH_INCOMPLETE) propagate: the caller answers 503, never a deny.
  */
-import { ruleMatches, type CompiledRule } from '../access/model.ts';
+import { ruleMatches, type CompiledRule, type Rule } from '../access/model.ts';
 import { PLATFORM_ADMIN_PERMISSION } from '../access/system.ts';
 import { GatehouseError } from '../errors.ts';
 import type { Authorizer, Principal } from '../http/caller.ts';
@@ -26,6 +26,12 @@ import type { Hierarchy, ScopeRef } from '../tenancy/model.ts';
 /** The part of the decision engine the authorizer needs (`createAccess(...).engine`). */
 export interface CheckEngine {
   check(input: { tenantId: string; userId: string; permission: string; scope: ScopeRef; maxStalenessMs?: number }): Promise<{ allowed: boolean; reason?: string }>;
+  /**
+   * A user's effective rules at a scope (strongly consistent unless `maxStalenessMs`): the ALLOW
+   * patterns of their active grants not wholly covered by a DENY, and the DENYs. What API-key
+   * minting compares a key's role against.
+   */
+  listPermissions(input: { tenantId: string; userId: string; scope: ScopeRef }): Promise<{ permissions: string[]; denied: string[] }>;
 }
 
 export interface AuthorizerOptions {
@@ -53,6 +59,32 @@ export function rulesAllow(rules: Pick<CompiledRule, 'key' | 'effect'>[], permis
     allowed = true;
   }
   return allowed;
+}
+
+/**
+ * What granting `wanted` (a role's compiled rules) would give beyond `held` (the grantor's rules),
+ * with the engine's own semantics (`ruleMatches`, DENY beats ALLOW): a rule key or pattern is
+ * held when `held` allows it as a literal (`m:*` needs `m:*` or `*`; `m:a:b` is not enough). Two
+ * kinds of excess, both returned as rule keys:
+ *  - an ALLOW of `wanted` that `held` does not allow (denied, or not granted at all);
+ *  - a DENY of `held` that `wanted` would allow: the grantor holds `gatehouse:*` minus
+ *    `gatehouse:roles:write`, so a role with `gatehouse:*` and no such DENY grants more than they hold.
+ * Patterns only nest or are disjoint (`*` ⊃ `m:*` ⊃ `m:a:*` ⊃ `m:a:b`), so the two cases are complete.
+ */
+export function rulesBeyond(held: Pick<Rule, 'key' | 'effect'>[], wanted: Pick<Rule, 'key' | 'effect'>[]): string[] {
+  const out = new Set<string>();
+  for (const r of wanted) if (r.effect === 'ALLOW' && !rulesAllow(held, r.key)) out.add(r.key);
+  for (const d of held) if (d.effect === 'DENY' && rulesAllow(wanted, d.key)) out.add(d.key);
+  return [...out].sort();
+}
+
+/** A tenant-bound API key never acts as platform admin, whatever its role says (see apiKeyAllows). */
+const KEY_NEVER: Rule = { key: PLATFORM_ADMIN_PERMISSION, effect: 'DENY' };
+
+/** What a caller may put into an API key at a tenant: see `grantorAt`. */
+export interface Grantor {
+  /** The rule keys `rules` (a role's compiled rules) grant beyond what the caller holds; empty = allowed. */
+  lacking(rules: Pick<Rule, 'key' | 'effect'>[]): Promise<string[]>;
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -89,6 +121,47 @@ export function createAuthorizer(o: AuthorizerOptions) {
     return rulesAllow(rules, permission) ? { allowed: true, via: `role:${p.roleId}` } : { allowed: false, reason: 'no-grant' };
   }
 
+  /** A user's effective rules at the tenant itself (strongly consistent); nothing for ids the engine refuses. */
+  async function userRulesAt(tenantId: string, userId: string): Promise<Rule[]> {
+    if (!engine || !ID.test(tenantId) || !ID.test(userId)) return [];
+    try {
+      const held = await engine.listPermissions({ tenantId, userId, scope: tenantScope(tenantId) });
+      return [...held.denied.map((key) => ({ key, effect: 'DENY' as const })), ...held.permissions.map((key) => ({ key, effect: 'ALLOW' as const }))];
+    } catch (e) {
+      if (e instanceof GatehouseError && (e.code === 'VALIDATION' || e.code === 'NOT_FOUND')) return [];
+      throw e;
+    }
+  }
+
+  /**
+   * The escalation rule of API keys: a caller may only mint a key whose role grants nothing the
+   * caller does not hold at the tenant's scope. Resolves what the caller holds (one wave when the
+   * engine's entry is cached: run it alongside the tenant and role reads); `lacking(rules)` then
+   * compares. The bootstrap key and platform admins hold everything (platform-only roles are refused
+   * by the key service for everyone). A user's rules are the engine's (assignments, groups, tenant
+   * grant at the tenant scope, windows, status); an API key's are its role's, never platform admin.
+   */
+  async function grantorAt(p: Principal, tenantId: string): Promise<Grantor> {
+    const everything: Grantor = { lacking: async () => [] };
+    const only = (held: Rule[], fallback?: () => Promise<boolean>): Grantor => ({
+      async lacking(rules) {
+        const missing = rulesBeyond(held, [...rules, KEY_NEVER]);
+        return missing.length && fallback && (await fallback()) ? [] : missing;
+      },
+    });
+    if (p.platformAdmin) return everything;
+    if (p.kind === 'apiKey') {
+      if (!p.roleId || p.actor.tenantId !== tenantId) return only([]);
+      const role = await store.get<Item>(keys.role(p.roleId));
+      const usable = role && (role.scope === 'global' || role.tenantId === tenantId);
+      return only(usable ? [...((role.effectivePermissions ?? role.permissions ?? []) as CompiledRule[]), KEY_NEVER] : []);
+    }
+    if (p.actor.type !== 'user') return only([]);
+    const userId = p.actor.id;
+    // As in decide(): a platform admin acts on every tenant but the platform tenant, where its own grants decide.
+    return only(await userRulesAt(tenantId, userId), tenantId !== o.platformTenantId ? () => platformAdmin(userId) : undefined);
+  }
+
   /** The decision with its reason (the Lambda authorizer and tests use it). */
   async function decide(p: Principal, permission: string, tenantId: string | undefined): Promise<Decision> {
     if (p.platformAdmin) return { allowed: true, via: 'platform-admin' };
@@ -107,5 +180,5 @@ export function createAuthorizer(o: AuthorizerOptions) {
   }
 
   const authorizer: Authorizer = async (p, permission, tenantId) => (await decide(p, permission, tenantId)).allowed;
-  return { decide, authorizer };
+  return { decide, authorizer, grantorAt };
 }

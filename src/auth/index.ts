@@ -19,7 +19,7 @@ import type { AppEnv, RouteModule } from '../http/deps.ts';
 import { idempotency } from '../http/idempotency.ts';
 import { rateLimit, TokenBuckets } from '../http/ratelimit.ts';
 import { createApiKeyService, type ApiKeyService } from './apikeys.ts';
-import { createAuthorizer, type CheckEngine, type Decision } from './authorizer.ts';
+import { createAuthorizer, type CheckEngine, type Decision, type Grantor } from './authorizer.ts';
 import type { AuthConfig } from './config.ts';
 import { createDevIssuer, jwtAuthenticator, type DevIssuer } from './jwt.ts';
 import { apiKeyRoutes, devIssuerRoutes } from './routes.ts';
@@ -43,6 +43,8 @@ export interface Auth {
   authorizer: Authorizer;
   /** The decision with its reason (Lambda authorizer, tests). */
   decide(p: Principal, permission: string, tenantId: string | undefined): Promise<Decision>;
+  /** What a principal may put into an API key at a tenant (`apiKeys.create(…, { grantorAt })`). */
+  grantorAt(p: Principal, tenantId: string): Promise<Grantor>;
   /** Authenticates a bearer credential (JWT or API key): a principal, or throws UNAUTHENTICATED / RETRYABLE. */
   authenticateCredential(credential: string): Promise<Principal>;
   /** API-key routes (+ the development issuer's when enabled). */
@@ -66,7 +68,7 @@ export async function createAuth(o: AuthOptions): Promise<Auth> {
   authenticators.push((credential) => apiKeys.verify(credential));
   if (issuers.length) authenticators.push(jwtAuthenticator(issuers));
 
-  const { authorizer, decide } = createAuthorizer({ store: o.store, hierarchy: o.hierarchy, engine: o.engine, platformTenantId: config.platformTenantId, maxStalenessMs: config.authorizationMaxStalenessMs });
+  const { authorizer, decide, grantorAt } = createAuthorizer({ store: o.store, hierarchy: o.hierarchy, engine: o.engine, platformTenantId: config.platformTenantId, maxStalenessMs: config.authorizationMaxStalenessMs });
   const rateLimiter = config.rateLimit ? new TokenBuckets(config.rateLimit) : undefined;
 
   const middleware: MiddlewareHandler<AppEnv>[] = [
@@ -76,7 +78,7 @@ export async function createAuth(o: AuthOptions): Promise<Auth> {
     preconditions(),
   ];
 
-  const keyRoutes = apiKeyRoutes({ apiKeys });
+  const keyRoutes = apiKeyRoutes({ apiKeys, grantorAt });
   const routes: RouteModule = (app) => {
     keyRoutes(app);
     if (devIssuer) devIssuerRoutes(devIssuer)(app);
@@ -90,11 +92,11 @@ export async function createAuth(o: AuthOptions): Promise<Auth> {
     throw new GatehouseError('UNAUTHENTICATED', 'The bearer credential is not valid');
   }
 
-  return { authenticators, apiKeys, authorizer, decide, authenticateCredential, routes, middleware, devIssuer, rateLimiter };
+  return { authenticators, apiKeys, authorizer, decide, grantorAt, authenticateCredential, routes, middleware, devIssuer, rateLimiter };
 }
 
 export { authConfigFromEnv, type AuthConfig, type JwtIssuerConfig, type RateLimitConfig } from './config.ts';
 export { createDevIssuer, jwtAuthenticator, verifyJwt, DEV_ISSUER, DEV_AUDIENCE, type DevIssuer } from './jwt.ts';
 export { createApiKeyService, parseApiKey, type ApiKey, type ApiKeyService } from './apikeys.ts';
-export { createAuthorizer, rulesAllow, type CheckEngine } from './authorizer.ts';
+export { createAuthorizer, rulesAllow, rulesBeyond, type CheckEngine, type Grantor } from './authorizer.ts';
 export { AUTH_PERMISSIONS } from './routes.ts';

@@ -6,6 +6,8 @@ import { IfMatchHeader, ifMatch, withEtag } from '../http/conventions.ts';
 import type { RouteModule } from '../http/deps.ts';
 import { PLATFORM_ADMIN_PERMISSION } from '../access/system.ts';
 import type { ApiKeyService } from './apikeys.ts';
+import type { Grantor } from './authorizer.ts';
+import type { Principal } from '../http/caller.ts';
 import type { DevIssuer } from './jwt.ts';
 
 export const AUTH_PERMISSIONS = { apiKeysRead: 'gatehouse:apikeys:read', apiKeysWrite: 'gatehouse:apikeys:write', devTokens: PLATFORM_ADMIN_PERMISSION } as const;
@@ -39,25 +41,32 @@ const ApiKeyCreated = ApiKeySchema.extend({
 const ApiKeyCreate = z
   .object({
     name: z.string().min(1).max(100).openapi({ example: 'billing-sync' }),
-    roleId: z.string().min(1).max(128).openapi({ description: 'A role of this tenant or a global role (not platform-admin)', example: 'tenant-auditor' }),
+    roleId: z.string().min(1).max(128).openapi({
+      description: 'A role of this tenant or a global role (not platform-admin) that grants nothing the caller does not hold in this tenant (403 lists what is missing)',
+      example: 'tenant-auditor',
+    }),
     expiresAt: z.string().optional().openapi({ description: 'ISO date-time after which the key is refused' }),
   })
   .strict()
   .openapi('ApiKeyCreate');
 
-export const apiKeyRoutes = (d: { apiKeys: ApiKeyService }): RouteModule => (app) => {
+export const apiKeyRoutes = (d: { apiKeys: ApiKeyService; grantorAt: (p: Principal, tenantId: string) => Promise<Grantor> }): RouteModule => (app) => {
   const tags = ['identity'];
   app.openapi(
     createRoute({
       method: 'post', path: '/v1/tenants/{tenantId}/api-keys', tags, security: bearer,
-      summary: 'Create an API key bound to this tenant and a role; the secret is in the response only (send Idempotency-Key to retry safely)',
+      summary:
+        'Create an API key bound to this tenant and a role that grants nothing beyond the caller\'s own permissions here; the secret is in the response only (send Idempotency-Key to retry safely)',
       middleware: [authorize(AUTH_PERMISSIONS.apiKeysWrite)] as const,
       request: { params: PTenant, body: jsonBody(ApiKeyCreate) },
       responses: { 201: jsonResponse(ApiKeyCreated, 'The key, with its secret (shown once)'), ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     }),
     async (c) => {
       const { tenantId } = c.req.valid('param');
-      const { apiKey, secret } = await d.apiKeys.create(ctxOf(c), tenantId, c.req.valid('json'));
+      const ctx = ctxOf(c);
+      const principal = c.get('principal')!;
+      // The caller rule: the key's role must grant nothing the caller does not hold in this tenant.
+      const { apiKey, secret } = await d.apiKeys.create(ctx, tenantId, c.req.valid('json'), { grantorAt: (tid) => d.grantorAt(principal, tid) });
       c.header('cache-control', 'no-store');
       return json201(c, { ...withEtag(c, apiKey), secret }, `/v1/tenants/${tenantId}/api-keys/${apiKey.id}`);
     },

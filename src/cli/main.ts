@@ -12,6 +12,7 @@ import { registerTableCommands } from './table.ts';
 import { registerDeployCommands } from './deploy.ts';
 import { registerJobsCommands } from './jobs.ts';
 import { registerAuditCommands } from './audit.ts';
+import { registerApiKeyCommands } from './apikey.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -31,6 +32,7 @@ Examples:
   $ gatehouse table template --table-name app_data > table.yaml
   $ gatehouse table create --endpoint http://127.0.0.1:8000
   $ gatehouse table describe
+  $ gatehouse apikey create --tenant <tenantId> --role tenant-auditor --name billing-sync
   $ gatehouse help table`,
     );
 
@@ -39,6 +41,7 @@ Examples:
   registerDeployCommands(program, ctx);
   registerJobsCommands(program, ctx);
   registerAuditCommands(program, ctx);
+  registerApiKeyCommands(program, ctx);
 
   // Settings every (sub)command needs, applied after registration so groups cannot forget them:
   // throw instead of exiting (main() picks the exit code), write through ctx, hint at --help.

@@ -40,11 +40,27 @@ const widgets: RouteModule = (app) => {
   );
 };
 
+const gadgets: RouteModule = (app) => {
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/v1/gadgets/{gadgetId}',
+      request: {
+        params: z.object({ gadgetId: z.string().regex(/^G\d+$/) }),
+        headers: z.object({ 'X-Gadget-Mode': z.enum(['fast', 'slow']) }),
+        body: { content: { 'application/json': { schema: z.object({ color: z.string().optional() }) } } },
+      },
+      responses: { 200: jsonResponse(z.object({ id: z.string(), mode: z.string(), color: z.string().nullable() }), 'Updated'), ...errorResponses(400, 415) },
+    }),
+    (c) => c.json({ id: c.req.valid('param').gadgetId, mode: c.req.valid('header')['X-Gadget-Mode'], color: c.req.valid('json').color ?? null }, 200),
+  );
+};
+
 function setup() {
   const lines: string[] = [];
   const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
   const logger = createLogger('info', stream);
-  const app = createApp({ version: '9.9.9', dynamoEndpoint: 'http://user:pw@localhost:8000', tableName: 'app_data', logger, routes: [widgets] });
+  const app = createApp({ version: '9.9.9', dynamoEndpoint: 'http://user:pw@localhost:8000', tableName: 'app_data', logger, routes: [widgets, gadgets] });
   const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
     app.request('/v1/widgets', { method: 'POST', body, headers });
   return { app, lines, post, logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
@@ -163,6 +179,21 @@ describe('problems from route modules', () => {
     await expectProblem(await post('{"email":"a@example.com"}', {}), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('path, header and optional body are validated in one pass: fields named, header keys as the schema spells them', async () => {
+    const { app } = setup();
+    const put = (id: string, headers: Record<string, string>, body?: string) => app.request(`/v1/gadgets/${id}`, { method: 'PUT', headers, body });
+    const ok = await put('G1', { 'x-gadget-mode': 'fast', 'content-type': 'application/json' }, '{"color":"red"}');
+    expect(await ok.json()).toEqual({ id: 'G1', mode: 'fast', color: 'red' });
+    // An optional body may be absent altogether.
+    expect(await (await put('G2', { 'x-gadget-mode': 'slow' })).json()).toEqual({ id: 'G2', mode: 'slow', color: null });
+    const badPath = await expectProblem(await put('nope', { 'x-gadget-mode': 'fast' }), 400, 'VALIDATION');
+    expect(badPath.errors?.map((e) => e.field)).toEqual(['path.gadgetId']);
+    const badHeader = await expectProblem(await put('G1', { 'x-gadget-mode': 'warp' }), 400, 'VALIDATION');
+    expect(badHeader.errors?.map((e) => e.field)).toEqual(['header.X-Gadget-Mode']);
+    await expectProblem(await put('G1', { 'x-gadget-mode': 'fast', 'content-type': 'text/plain' }, 'red'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    await expectProblem(await put('G1', { 'x-gadget-mode': 'fast', 'content-type': 'application/json' }, '{"color":'), 400, 'VALIDATION');
+  });
+
   it('too large a body: 413', async () => {
     await expectProblem(await setup().post(JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(1024 * 1024) })), 413, 'ITEM_TOO_LARGE');
   });
@@ -253,11 +284,21 @@ describe('serveNode', () => {
 
   it('serves the app on a real port and closes', async () => {
     const { app } = setup();
+    app.get('/raw', () => new Response('raw'));
     const server = await serveNode(app, 0, '127.0.0.1');
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}/health`, { headers: { 'x-request-id': 'net-1' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-request-id')).toBe('net-1');
+      // Every kind of response carries exactly one request id over a socket too: a created
+      // resource with headers of its own, a problem, and a handler's own Response.
+      const created = await fetch(`http://127.0.0.1:${server.port}/v1/widgets`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'net-2' }, body: '{"email":"a@example.com"}' });
+      expect([created.status, created.headers.get('x-request-id')]).toEqual([201, 'net-2']);
+      const problem = await fetch(`http://127.0.0.1:${server.port}/v1/widgets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+      expect(problem.status).toBe(400);
+      expect(((await problem.json()) as { requestId: string }).requestId).toBe(problem.headers.get('x-request-id'));
+      const raw = await fetch(`http://127.0.0.1:${server.port}/raw`, { headers: { 'x-request-id': 'net-3' } });
+      expect(raw.headers.get('x-request-id')).toBe('net-3');
     } finally {
       await server.close();
     }

@@ -7,6 +7,7 @@ import { registerDocs } from './docs.ts';
 import { healthRoutes } from './health.ts';
 import { registerOpenApi } from './openapi.ts';
 import { handleError, notFoundHandler, requestContext, validationHook } from './request-context.ts';
+import { useOneValidatorPerRoute } from './validation.ts';
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
@@ -36,17 +37,11 @@ export function requestBodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
 /** The HTTP app. Domain routes come in through `deps.routes`; register none after this returns. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use('*', requestContext(deps.logger));
+  useOneValidatorPerRoute(app);
+  app.use('*', requestContext(deps.logger, deps.authorizer));
   app.use('*', requestBodyLimit(deps.maxBodyBytes ?? DEFAULT_MAX_BODY));
   app.onError(handleError);
   app.notFound(notFoundHandler);
-  if (deps.authorizer) {
-    const authorizer = deps.authorizer;
-    app.use('*', (c, next) => {
-      c.set('authorizer', authorizer);
-      return next();
-    });
-  }
   for (const mw of deps.middleware ?? []) app.use('*', mw);
 
   healthRoutes(deps)(app);

@@ -4,6 +4,7 @@
  * carry denormalized display fields (scope name/code on the user side, user name/type/e-mail on
  * the scope side) that renames keep in step. Adding or removing one bumps the user's access stamp.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ulid } from 'ulid';
 import { at } from '../tenancy/clock.ts';
 import { stamps } from '../access/stamps.ts';
@@ -17,6 +18,12 @@ import { nodeRecord, type PageQuery } from '../tenancy/repository.ts';
 import { parse } from '../tenancy/validate.ts';
 import { IdentityRepository, membershipView, type EdgeFields, type StoredUser } from './repository.ts';
 import { GrantInput, type GrantView, type MembershipView } from './schema.ts';
+
+/** Stored vs given e-mail, trimmed and lower-cased, compared in constant time (digests of equal length). */
+function sameEmail(stored: unknown, given: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s.trim().toLowerCase()).digest();
+  return typeof stored === 'string' && timingSafeEqual(digest(stored), digest(given));
+}
 
 const mapPage = <A, B>(p: Page<A>, f: (a: A) => B): Page<B> => ({ items: p.items.map(f), cursor: p.cursor });
 
@@ -164,10 +171,16 @@ export class MembershipService {
    * Grants a user access to a tenant with roles (creating the grant, or replacing its roles).
    * Reads (one BatchGetItem): tenant, user, the current grant, the roles. Writes both edges (the
    * tenant side indexed in GSI2 by grant id), audit and the user stamp in one transaction.
+   *
+   * A user is named by id alone only where it is already visible: its home tenant, or a tenant
+   * that holds its grant (replacing the roles). Adding a user of another tenant needs its e-mail
+   * too (`input.email`, trimmed, case-insensitive), so an id learnt somewhere cannot be turned into
+   * that person's e-mail and name through the grant's answer. A given e-mail is always checked.
+   * A missing or wrong e-mail and an unknown id are the same 404 (`unknownUser`), before any write.
    */
   async grant(ctx: RequestContext, tenantId: string, userId: string, input: GrantInput = {}): Promise<{ grant: GrantView; created: boolean }> {
     const w = at(this.store, this.store.now());
-    const { roleIds } = parse(GrantInput, input);
+    const { roleIds, email } = parse(GrantInput, input);
     if (new Set(roleIds).size !== roleIds.length) throw validation('roleIds', 'Duplicate role id');
     const tenantKey = keys.tenant(this.h.T, tenantId);
     const userKey = keys.user(userId);
@@ -178,7 +191,8 @@ export class MembershipService {
     const user = pick(userKey) as StoredUser | undefined;
     const existing = pick(edgeKey);
     if (!tenant) throw notFound(this.h.tenantKind, tenantId);
-    if (!user) throw new GatehouseError('NOT_FOUND', `No user ${userId}`, { entity: 'user', id: userId, errors: [{ field: 'userId', message: 'Not found' }] });
+    const named = user && (email !== undefined ? sameEmail(user.email, email) : user.tenantId === tenantId || existing !== undefined);
+    if (!user || !named) throw this.unknownUser(userId);
     this.checkRoles(tenantId, roleIds, items);
     const now = w.now().toISOString();
     const e: EdgeFields = {
@@ -204,6 +218,18 @@ export class MembershipService {
       }),
     ]);
     return { grant: grantView({ ...w.stampForPut(scopeEdge), scopeName: tenant.name }), created: !existing };
+  }
+
+  /**
+   * THE answer of a grant naming a user that does not exist, or a user of another tenant without
+   * its right e-mail: one message and one body whatever the case, so the route is no oracle.
+   */
+  private unknownUser(userId: string): GatehouseError {
+    return new GatehouseError('NOT_FOUND', `No user ${userId} to add here (a user of another ${this.h.tenantKind} is added with its e-mail)`, {
+      entity: 'user',
+      id: userId,
+      errors: [{ field: 'userId', message: 'Not found' }],
+    });
   }
 
   /** Removes a user's grant in a tenant (404 if none): both edges, audit, user stamp. */

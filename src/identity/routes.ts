@@ -286,6 +286,11 @@ export function identityRoutes(s: { identity: IdentityServices; tenancy: Tenancy
       createRoute({
         method: 'put', path: '/v1/tenants/{tenantId}/members/{userId}', tags: t, security: bearer, middleware: mw(PERMISSIONS.usersWrite),
         summary: `Grant a user access to this ${h.tenantKind} with roles (creates the grant or replaces its roles)`,
+        description:
+          `A user of another ${h.tenantKind} is added only with its e-mail in the body (\`email\`, trimmed, case-insensitive): ` +
+          'the caller proves it knows whom it adds, so a user id alone never reveals who it is. ' +
+          `A user of this ${h.tenantKind}, or one already granted here, needs no e-mail; a given e-mail is always checked. ` +
+          'A missing or wrong e-mail and an unknown user id give the same 404 naming `userId`, and nothing is written.',
         request: { params: GrantParams, body: jsonBody(GrantInput) },
         responses: { 201: jsonResponse(GrantSchema, 'Granted'), 200: jsonResponse(GrantSchema, 'Roles replaced'), ...errorResponses(400, 401, 403, 404, 409, 415) },
       }),

@@ -152,7 +152,25 @@ export const GrantSchema = z
   })
   .openapi('TenantGrant');
 export type GrantView = z.infer<typeof GrantSchema>;
-export const GrantInput = z.strictObject({ roleIds: z.array(z.string().min(1).max(64)).max(50).default([]) }).openapi('GrantInput');
+export const GrantInput = z
+  .strictObject({
+    roleIds: z.array(z.string().min(1).max(64)).max(50).default([]),
+    // Any string (not the e-mail format): a malformed e-mail is just a wrong one, so it gets the same 404.
+    email: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .max(254)
+      .optional()
+      .openapi({
+        example: 'ada@example.com',
+        description:
+          'The user\'s e-mail, as proof that the caller knows whom it adds (compared trimmed and case-insensitively). ' +
+          'Required to add a user whose home tenant is another one; optional for a user of this tenant or one already granted here, ' +
+          'but checked whenever it is given. A missing or wrong e-mail and an unknown user id all answer the same 404 naming `userId`, and nothing is written.',
+      }),
+  })
+  .openapi('GrantInput');
 export type GrantInput = z.input<typeof GrantInput>;
 
 export const UserWithMembershipsSchema = z.object({ user: UserSchema, memberships: z.array(MembershipSchema), cursor: z.string().nullable() }).openapi('UserWithMemberships');

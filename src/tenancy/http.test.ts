@@ -210,8 +210,10 @@ describe('isolation and authorization', () => {
     await expectProblem(await f.req('GET', `/v1/tenants/${otherId}/users/${u.id}`), 404, 'NOT_FOUND');
     await expectProblem(await f.req('PATCH', `/v1/tenants/${otherId}/users/${u.id}`, { firstName: 'x' }, { 'if-match': '"1"' }), 404, 'NOT_FOUND');
     await expectProblem(await f.req('PUT', `/v1/tenants/${otherId}/scopes/${buildingId}/members/${u.id}`), 404, 'NOT_FOUND');
-    // A grant makes the user visible in the other tenant (read-only there).
-    const g = await f.req('PUT', `/v1/tenants/${otherId}/members/${u.id}`, { roleIds: [] });
+    // A grant makes the user visible in the other tenant (read-only there); a user of another
+    // tenant is added with its e-mail, never by id alone (the same 404 as an unknown id).
+    await expectProblem(await f.req('PUT', `/v1/tenants/${otherId}/members/${u.id}`, { roleIds: [] }), 404, 'NOT_FOUND', 'userId');
+    const g = await f.req('PUT', `/v1/tenants/${otherId}/members/${u.id}`, { roleIds: [], email: 'ISO@example.com' });
     expect(g.status).toBe(201);
     expect((await f.req('GET', `/v1/tenants/${otherId}/users/${u.id}`)).status).toBe(200);
     expect((await f.req('GET', `/v1/tenants/${otherId}/members/${u.id}`)).body).toMatchObject({ id: g.body.id, tenantId: otherId });
