@@ -1,6 +1,6 @@
 /**
- * HTTP throughput of the check endpoint, measured with a load generator (autocannon, in worker
- * threads) over loopback, beside a trivial route served by the same process in the same run:
+ * HTTP throughput of the check endpoint, measured with a load generator (autocannon, in a child
+ * process of its own) over loopback, beside a trivial route served by the same process in the same run:
  *
  *   http.hello.req_per_s          GET /v1/bench/hello → "hello": a trivial route INSIDE the Gatehouse
  *                                 app, like with like: the same middleware as the check (request id,
@@ -28,9 +28,11 @@
  * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (5) measured runs of 2 s,
  * interleaved across targets so that drift in the machine's load (a shared 2-core box) hits all
  * alike; a req/s figure is the median of its rounds, a ratio the median of per-round ratios. Every
- * run uses the same autocannon settings (32 connections; generator threads: see WORKERS).
+ * run uses the same autocannon settings (32 connections, its own process; threads: see WORKERS).
  */
-import autocannon from 'autocannon';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Hono } from 'hono';
 import { createAccess, accessRoutes } from '../src/access/index.ts';
 import { createAuth, createDevIssuer } from '../src/auth/index.ts';
@@ -49,7 +51,6 @@ import { UserService } from '../src/identity/service.ts';
 import { IdentityRepository } from '../src/identity/repository.ts';
 import { withKid } from '../src/identity/secrets.ts';
 import { randomBytes } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { percentile, round, timeSeq } from './stats.ts';
 
 /** Measured seconds per target, split into ROUNDS runs. */
@@ -59,18 +60,30 @@ const WARMUP_S = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 5));
 const CONNECTIONS = 32;
 /**
- * Load-generator threads: one per core the server does not need, at most 2. On a 2-core machine two
- * generator threads plus the server's event loop oversubscribe the CPU and measure the scheduler;
- * zero (the generator on the server's own thread) would measure the generator.
+ * Load-generator worker threads inside the autocannon process; 0 = its main thread generates the
+ * load. On a 2-core machine one generator thread and the server's event loop fill the CPU; more
+ * threads would measure the scheduler.
  */
-const WORKERS = Number(process.env.BENCH_HTTP_WORKERS ?? Math.max(1, Math.min(2, availableParallelism() - 1)));
+const WORKERS = Number(process.env.BENCH_HTTP_WORKERS ?? 0);
 
 type LoadInit = { method?: string; headers?: Record<string, string>; body?: string };
+type LoadResult = { requests: { average: number; total: number }; non2xx: number; errors: number };
+const AUTOCANNON = fileURLToPath(import.meta.resolve('autocannon/autocannon.js'));
+const execFileAsync = promisify(execFile);
 
-async function run(url: string, init: LoadInit, duration: number) {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration, workers: WORKERS, method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
-  const non2xx = (result as { non2xx?: number }).non2xx ?? 0;
-  if (non2xx > 0 || result.errors > 0) throw new Error(`load on ${url}: ${non2xx} non-2xx responses, ${result.errors} errors`);
+/**
+ * One load run, by autocannon in a child process of its own: a load generator inside the server's
+ * process would share its event loop, heap and garbage collector with the server it measures.
+ */
+async function run(url: string, init: LoadInit, duration: number): Promise<LoadResult> {
+  const args = [AUTOCANNON, '--json', '--no-progress', '-c', String(CONNECTIONS), '-d', String(duration), '-m', init.method ?? 'GET'];
+  if (WORKERS > 0) args.push('-w', String(WORKERS));
+  for (const [k, v] of Object.entries(init.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (init.body !== undefined) args.push('-b', init.body);
+  args.push(url);
+  const { stdout } = await execFileAsync(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
+  const result = JSON.parse(stdout) as LoadResult;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`load on ${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
   return result;
 }
 

@@ -95,6 +95,9 @@ describe('deploy template', () => {
     expect(doc.Resources.ApiIntegration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
     expect(doc.Resources.ApiFunction.Properties).toMatchObject({ Handler: 'lambda/api.handler', Runtime: 'nodejs20.x' });
     expect(doc.Resources.AuthorizerFunction.Properties).toMatchObject({ Handler: 'lambda/authorizer.handler' });
+    // NODE_ENV=production refuses to start without the data key (src/identity/secrets.ts): both functions get it, never echoed.
+    for (const fn of ['ApiFunction', 'AuthorizerFunction']) expect(doc.Resources[fn].Properties).toMatchObject({ Environment: { Variables: { NODE_ENV: 'production', GATEHOUSE_DATA_KEY: { Ref: 'DataKey' } } } });
+    expect(doc.Parameters.DataKey).toMatchObject({ Type: 'String', NoEcho: true });
     const routes = Object.values(doc.Resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route').map((r) => r.Properties);
     const byKey = new Map(routes.map((r) => [r.RouteKey as string, r]));
     expect(byKey.get('GET /v1/tenants/{tenantId}')).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: 'GatehouseAuthorizer' } });

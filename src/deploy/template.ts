@@ -8,8 +8,9 @@
  *    no table management) on this table and its indexes; the authorizer may only read the base
  *    table (principle 2: decisions never read an index) and touch API-key usage items, pinned
  *    with `dynamodb:LeadingKeys` to the `APIKEY#` partitions.
- * Printed by `gatehouse deploy template`. The code bundle (`npm run build:lambda`-style, see
- * docs/security.md) is uploaded to S3 and named by parameters.
+ * Printed by `gatehouse deploy template`. Both functions run the same code zip, built by
+ * `gatehouse deploy bundle` (`npm run build:lambda`, src/deploy/bundle.ts; see docs/security.md),
+ * uploaded to S3 and named by the CodeS3Bucket / CodeS3Key parameters.
  */
 import YAML from 'yaml';
 import { tableResource } from '../store/table.ts';
@@ -30,6 +31,8 @@ export const API_ACTIONS = [
 export const AUTHORIZER_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
 /** …and records API-key usage (`APIKEY#<id> / USAGE`). */
 export const AUTHORIZER_WRITE_ACTIONS = ['dynamodb:UpdateItem'] as const;
+/** The functions' Handler properties (`<file in the zip without extension>.<export>`); the bundle builds these files. */
+export const LAMBDA_HANDLERS = { api: 'lambda/api.handler', authorizer: 'lambda/authorizer.handler' } as const;
 export const PUBLIC_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /docs', 'GET /docs/{proxy+}'] as const;
 
 export interface DeployTemplateOptions {
@@ -55,6 +58,8 @@ export function deployTemplate(o: DeployTemplateOptions = {}): Record<string, un
     GATEHOUSE_TABLE: ref('GatehouseTable'),
     GATEHOUSE_HIERARCHY: ref('Hierarchy'),
     GATEHOUSE_CURSOR_SECRET: ref('CursorSecret'),
+    // Required with NODE_ENV=production (src/identity/secrets.ts): without it both functions fail at cold start.
+    GATEHOUSE_DATA_KEY: ref('DataKey'),
     NODE_ENV: 'production',
     GATEHOUSE_ADMIN_API_KEY: optional('HasAdminApiKey', 'AdminApiKey'),
     GATEHOUSE_JWT_ISSUER: optional('HasJwt', 'JwtIssuer'),
@@ -110,9 +115,16 @@ export function deployTemplate(o: DeployTemplateOptions = {}): Record<string, un
     Description: 'Gatehouse: DynamoDB table, API Lambda behind an HTTP API, Lambda authorizer, least-privilege roles',
     Parameters: {
       CodeS3Bucket: { Type: 'String', Description: 'S3 bucket of the Lambda bundle' },
-      CodeS3Key: { Type: 'String', Description: 'S3 key of the Lambda bundle (zip with lambda/api.js and lambda/authorizer.js)' },
-      Hierarchy: { Type: 'String', Default: 'facilities', Description: 'Scope hierarchy: facilities, platform, chapters, or a path in the bundle' },
+      CodeS3Key: { Type: 'String', Description: 'S3 key of the Lambda bundle (the zip `gatehouse deploy bundle` builds: lambda/api.js, lambda/authorizer.js)' },
+      Hierarchy: { Type: 'String', Default: 'facilities', Description: 'Scope hierarchy: facilities, platform, chapters, or a path in the bundle (e.g. hierarchies/mine.json from gatehouse deploy bundle --hierarchy mine.json)' },
       CursorSecret: { Type: 'String', NoEcho: true, MinLength: 16, Description: 'Signs pagination cursors; the same on every instance' },
+      DataKey: {
+        Type: 'String',
+        NoEcho: true,
+        AllowedPattern: '^[A-Za-z0-9+/_-]{43}=?$',
+        ConstraintDescription: '32 bytes, base64-encoded: openssl rand -base64 32',
+        Description: 'GATEHOUSE_DATA_KEY: encrypts MFA secrets (32 bytes, base64: openssl rand -base64 32); keep it, stored secrets need it',
+      },
       AdminApiKey: { Type: 'String', NoEcho: true, Default: '', Description: 'Bootstrap platform-admin key (GATEHOUSE_ADMIN_API_KEY); empty: none' },
       JwtIssuer: { Type: 'String', Default: '', Description: 'Trusted JWT issuer (iss); empty: API keys only' },
       JwtAudience: { Type: 'String', Default: '', Description: 'Required JWT audience (aud)' },
@@ -171,8 +183,8 @@ export function deployTemplate(o: DeployTemplateOptions = {}): Record<string, un
         },
       },
 
-      ApiFunction: fn('lambda/api.handler', 'ApiRole', 'Gatehouse HTTP API (Hono app, API Gateway payload 2.0)', 1024),
-      AuthorizerFunction: fn('lambda/authorizer.handler', 'AuthorizerRole', 'Gatehouse Lambda REQUEST authorizer', 512),
+      ApiFunction: fn(LAMBDA_HANDLERS.api, 'ApiRole', 'Gatehouse HTTP API (Hono app, API Gateway payload 2.0)', 1024),
+      AuthorizerFunction: fn(LAMBDA_HANDLERS.authorizer, 'AuthorizerRole', 'Gatehouse Lambda REQUEST authorizer', 512),
 
       HttpApi: { Type: 'AWS::ApiGatewayV2::Api', Properties: { Name: sub('${AWS::StackName}-gatehouse'), ProtocolType: 'HTTP' } },
       ApiIntegration: {

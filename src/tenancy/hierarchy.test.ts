@@ -1,9 +1,9 @@
 /** The hierarchy loader: the shipped configs, attribute schemas, and every way a config is refused. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { childKinds, loadHierarchy, parseHierarchy, prefixOf } from './hierarchy.ts';
+import { BUILT_IN_HIERARCHIES, childKinds, loadHierarchy, parseHierarchy, prefixOf } from './hierarchy.ts';
 
 const base = () => ({
   name: 'test',
@@ -70,6 +70,33 @@ describe('shipped hierarchies', () => {
     expect(h).toMatchObject({ name: 'test', tenantKind: 'org', T: 'ORG' });
     expect(h.kinds.room.children).toEqual([]);
     expect(h.kinds.site.children).toEqual(['room']);
+  });
+});
+
+describe('built-in hierarchies travel inside the code (they also work bundled, see src/deploy/bundle.test.ts)', () => {
+  const dir = path.resolve(import.meta.dirname, '../../hierarchies');
+
+  it('every hierarchies/*.json is a built-in, loaded without reading that directory', () => {
+    expect(readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort()).toEqual([...BUILT_IN_HIERARCHIES].sort());
+    const cwd = process.cwd();
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'gh-cwd-'));
+    process.chdir(elsewhere);
+    try {
+      for (const name of BUILT_IN_HIERARCHIES) {
+        const builtIn = loadHierarchy(name);
+        const fromFile = parseHierarchy(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8')), name);
+        expect(builtIn.name).toBe(name);
+        expect(Object.keys(builtIn.kinds)).toEqual(Object.keys(fromFile.kinds));
+        expect(builtIn.tenantKind).toBe(fromFile.tenantKind);
+      }
+      // A relative path is still a file, resolved against the working directory (/var/task on Lambda).
+      writeFileSync('local.json', JSON.stringify(base()));
+      expect(loadHierarchy('local.json').name).toBe('test');
+      expect(() => loadHierarchy('hierarchies/facilities.json')).toThrow(/no such file .*hierarchies\/facilities\.json/);
+    } finally {
+      process.chdir(cwd);
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });
 

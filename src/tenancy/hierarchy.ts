@@ -8,17 +8,23 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z, type ZodType } from 'zod';
 import { GatehouseError } from '../errors.ts';
 import { kindPrefix, RESERVED_PREFIXES } from '../store/keys.ts';
 import type { Hierarchy, ResourceType, ScopeKindDef } from './model.ts';
+// The shipped hierarchies are imported, not read from disk next to this file: a path relative to
+// import.meta.url points elsewhere once the code is bundled (`gatehouse deploy bundle`), while an
+// import travels inside the bundle and works the same from source.
+import facilitiesJson from '../../hierarchies/facilities.json' with { type: 'json' };
+import platformJson from '../../hierarchies/platform.json' with { type: 'json' };
+import chaptersJson from '../../hierarchies/chapters.json' with { type: 'json' };
 
 export const BUILT_IN_HIERARCHIES = ['facilities', 'platform', 'chapters'] as const;
 export const DEFAULT_HIERARCHY = 'facilities';
 export const RESOURCE_TYPES: readonly ResourceType[] = ['address', 'tech_user', 'tool'];
 
-const BUILT_IN_DIR = fileURLToPath(new URL('../../hierarchies/', import.meta.url));
+const BUILT_IN: Record<(typeof BUILT_IN_HIERARCHIES)[number], unknown> = { facilities: facilitiesJson, platform: platformJson, chapters: chaptersJson };
+const isBuiltIn = (nameOrPath: string): nameOrPath is (typeof BUILT_IN_HIERARCHIES)[number] => (BUILT_IN_HIERARCHIES as readonly string[]).includes(nameOrPath);
 
 /** Bounds that keep every node well inside DynamoDB's item and key limits. */
 export const LIMITS = {
@@ -263,9 +269,12 @@ export function parseHierarchy(json: unknown, source = 'hierarchy'): Hierarchy {
   };
 }
 
-/** Where a name or path points: a built-in name, else a file path (relative to the working dir). */
+/**
+ * Where a name or path points: a built-in name (shipped inside the code, see BUILT_IN above), else
+ * a file path, relative to the working directory (on AWS Lambda: the bundle's root, /var/task).
+ */
 export function hierarchySource(nameOrPath: string): string {
-  if ((BUILT_IN_HIERARCHIES as readonly string[]).includes(nameOrPath)) return path.join(BUILT_IN_DIR, `${nameOrPath}.json`);
+  if (isBuiltIn(nameOrPath)) return `hierarchies/${nameOrPath}.json (built in)`;
   return path.resolve(nameOrPath);
 }
 
@@ -274,6 +283,7 @@ export function hierarchySource(nameOrPath: string): string {
  * Throws a CONFIG error naming the problem when the file is missing, not JSON, or invalid.
  */
 export function loadHierarchy(nameOrPath: string = process.env.GATEHOUSE_HIERARCHY || DEFAULT_HIERARCHY): Hierarchy {
+  if (isBuiltIn(nameOrPath)) return parseHierarchy(BUILT_IN[nameOrPath], hierarchySource(nameOrPath));
   const file = hierarchySource(nameOrPath);
   if (!existsSync(file)) {
     throw new GatehouseError(
