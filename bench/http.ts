@@ -21,6 +21,9 @@
  *   http.check.{warm,bounded}.ddb_per_req  DynamoDB requests the server sent per HTTP request
  *                                 during the measured run (request accounting); bounded: 0 but for
  *                                 the revalidation when the 5 s staleness bound runs out
+ *   http.{hello.bare,hello,check.bounded,check.warm}.cpu_us_per_req  this process's CPU (user +
+ *                                 system) per request during the measured runs: the server alone,
+ *                                 since the load generator runs in a process of its own
  *   authorizer.p50_ms / .p99_ms   the Lambda REQUEST authorizer invoked in-process with an API
  *                                 Gateway event (JWT caller, warm), latency per invocation
  *   authorizer.apikey.p50_ms      the same with an API key (one strongly consistent GetItem + role/tenant read)
@@ -98,19 +101,22 @@ async function loadInterleaved(targets: Record<string, { url: string; init?: Loa
   const names = Object.keys(targets);
   for (const n of names) if (WARMUP_S > 0) await run(targets[n].url, targets[n].init ?? {}, WARMUP_S);
   const rps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  const ddb: Record<string, { sent: number; http: number }> = Object.fromEntries(names.map((n) => [n, { sent: 0, http: 0 }]));
+  const ddb: Record<string, { sent: number; http: number; cpuUs: number }> = Object.fromEntries(names.map((n) => [n, { sent: 0, http: 0, cpuUs: 0 }]));
   const seconds = Math.max(1, Math.round(DURATION_S / ROUNDS));
   for (let r = 0; r < ROUNDS; r++) {
     for (const n of names) {
       const before = totals.requests;
+      const cpuBefore = process.cpuUsage();
       const result = await run(targets[n].url, targets[n].init ?? {}, seconds);
+      const cpu = process.cpuUsage(cpuBefore);
       ddb[n].sent += totals.requests - before;
       ddb[n].http += result.requests.total;
+      ddb[n].cpuUs += cpu.user + cpu.system;
       rps[n].push(Math.round(result.requests.average));
     }
     log(`round ${r + 1}: ${names.map((n) => `${n} ${rps[n][r]}/s`).join(', ')}`);
   }
-  return Object.fromEntries(names.map((n) => [n, { rps: median(rps[n]), rounds: rps[n], ddbPerReq: ddb[n].http ? round(ddb[n].sent / ddb[n].http, 4) : 0 }]));
+  return Object.fromEntries(names.map((n) => [n, { rps: median(rps[n]), rounds: rps[n], ddbPerReq: ddb[n].http ? round(ddb[n].sent / ddb[n].http, 4) : 0, cpuUsPerReq: ddb[n].http ? round(ddb[n].cpuUs / ddb[n].http, 1) : 0 }]));
 }
 
 export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: string) => void }): Promise<Record<string, number>> {
@@ -177,6 +183,12 @@ export async function benchHttp(ctx: { store: Store; endpoint: string; log: (s: 
     out['http.check.warm.ddb_per_req'] = m.warm.ddbPerReq;
     out['http.check.bounded.req_per_s'] = m.bounded.rps;
     out['http.check.bounded.ddb_per_req'] = m.bounded.ddbPerReq;
+    // The server's CPU per request (this process serves; the load generator runs in its own): the
+    // throughput a saturated core would give, less sensitive to the machine's drift than req/s.
+    out['http.hello.bare.cpu_us_per_req'] = m.bare.cpuUsPerReq;
+    out['http.hello.cpu_us_per_req'] = m.hello.cpuUsPerReq;
+    out['http.check.bounded.cpu_us_per_req'] = m.bounded.cpuUsPerReq;
+    out['http.check.warm.cpu_us_per_req'] = m.warm.cpuUsPerReq;
     // Ratios: the median of the per-round ratios (each round's runs are back to back).
     const ratio = (a: number[], b: number[]) => round(median(a.map((x, i) => x / b[i])));
     out['http.check.bounded_vs_hello'] = ratio(m.bounded.rounds, m.hello.rounds);

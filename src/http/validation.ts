@@ -3,7 +3,7 @@
  * @hono/zod-openapi builds (a validator per request part plus a media-type gate: four or five async
  * layers, each parsing with zod's async path). Why: zod 4 compiles an object schema into a fast
  * function for synchronous parses only; `safeParseAsync` interprets the schema on every request.
- * Measured on POST /v1/tenants/{t}/check (bounded): see docs/design.md, "Request validation".
+ * Measured on POST /v1/tenants/{t}/check: see docs/design.md, "The HTTP request path".
  *
  * The outcomes are the library's, in its order: query, path, headers, then the media type (415
  * when a body is not JSON, or has no content type), then the JSON body (400 when malformed); each

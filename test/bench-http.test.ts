@@ -1,0 +1,27 @@
+/**
+ * Keeps bench/http.ts working (the figures of `npm run bench -- --json` are a contract): a short
+ * run — one round of one second per target, no warm-up — with every figure name present and the
+ * bounded check sending no DynamoDB request.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Store } from '../src/store/store.ts';
+import { createTestTable, type TestTable } from './harness.ts';
+
+let t: TestTable;
+beforeAll(async () => {
+  t = await createTestTable();
+});
+afterAll(() => t?.drop());
+
+it('bench/http.ts runs and reports every figure', async () => {
+  Object.assign(process.env, { BENCH_HTTP_SECONDS: '1', BENCH_HTTP_ROUNDS: '1', BENCH_HTTP_WARMUP_SECONDS: '0' });
+  const { benchHttp } = await import('../bench/http.ts');
+  const store = new Store({ doc: t.doc, tableName: t.tableName, cursorSecret: 'bench-http-test-secret-0123456789' });
+  const f = await benchHttp({ store, endpoint: t.endpoint, log: () => {} });
+  for (const name of ['http.hello.req_per_s', 'http.hello.bare.req_per_s', 'http.check.warm.req_per_s', 'http.check.bounded.req_per_s', 'http.check.bounded_vs_hello', 'http.hello.cpu_us_per_req', 'http.check.bounded.cpu_us_per_req', 'authorizer.p50_ms', 'authorizer.apikey.p50_ms']) {
+    expect(f[name], name).toBeGreaterThan(0);
+  }
+  // 5 s staleness on a 1 s run: at most the one revalidation, never a request per check.
+  expect(f['http.check.bounded.ddb_per_req']).toBeLessThan(0.01);
+  expect(f['http.check.warm.ddb_per_req']).toBeGreaterThan(0);
+}, 120_000);
