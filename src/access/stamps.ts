@@ -54,17 +54,7 @@ export interface StampReaderOptions {
  * hold the same value: every bump writes them all in one transaction).
  */
 export function createStampReader(store: Store, T: string, opts: StampReaderOptions = {}) {
-  if (opts.maxInFlight === 0) {
-    return {
-      async read(tenantId: string, userId: string): Promise<string> {
-        const shard = Math.floor(Math.random() * SHARDS.stampRead);
-        const [u, t, g] = [keys.userStamp(userId), keys.tenantStamp(T, tenantId, shard), keys.globalStamp(shard)];
-        const items = await store.batchGet<Item>([u, t, g]);
-        const of = (k: Key) => items.find((it) => it.PK === k.PK && it.SK === k.SK)?.stamp;
-        return stampString(of(u), of(t), of(g));
-      },
-    };
-  }
+  const shared = opts.maxInFlight !== 0;
   const maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
   const maxQueueMs = opts.maxQueueMs ?? 100;
   interface Waiter {
@@ -97,6 +87,25 @@ export function createStampReader(store: Store, T: string, opts: StampReaderOpti
     }
   }
 
+  /** One BatchGetItem of the global stamp (one random shard) and the given users' and tenants' stamps; settles every waiter. */
+  function readBatch(batch: Waiter[], users: Set<string>, tenants: Set<string>): Promise<void> {
+    const shard = Math.floor(Math.random() * SHARDS.stampRead);
+    const globalKey = keys.globalStamp(shard);
+    const keyList: Key[] = [globalKey, ...[...users].map((u) => keys.userStamp(u)), ...[...tenants].map((t) => keys.tenantStamp(T, t, shard))];
+    return store.batchGet<Item>(keyList).then(
+      (items) => {
+        const value = new Map<string, unknown>();
+        for (const it of items) value.set(`${String(it.PK)}\u0000${String(it.SK)}`, it.stamp);
+        const of = (k: Key) => value.get(`${k.PK}\u0000${k.SK}`);
+        const global = of(globalKey);
+        for (const w of batch) w.resolve(stampString(of(keys.userStamp(w.userId)), of(keys.tenantStamp(T, w.tenantId, shard)), global));
+      },
+      (e: unknown) => {
+        for (const w of batch) w.reject(e);
+      },
+    );
+  }
+
   /** Sends the queue's first waiters (as many as one request holds) as one BatchGetItem. */
   function send() {
     if (queue.length === 0) return;
@@ -117,28 +126,11 @@ export function createStampReader(store: Store, T: string, opts: StampReaderOpti
     }
     const batch = queue.slice(0, n);
     queue = queue.slice(n);
-    const shard = Math.floor(Math.random() * SHARDS.stampRead);
-    const globalKey = keys.globalStamp(shard);
-    const keyList: Key[] = [globalKey, ...[...users].map((u) => keys.userStamp(u)), ...[...tenants].map((t) => keys.tenantStamp(T, t, shard))];
     inFlight++;
-    store
-      .batchGet<Item>(keyList)
-      .then(
-        (items) => {
-          const value = new Map<string, unknown>();
-          for (const it of items) value.set(`${String(it.PK)}\u0000${String(it.SK)}`, it.stamp);
-          const of = (k: Key) => value.get(`${k.PK}\u0000${k.SK}`);
-          const global = of(globalKey);
-          for (const w of batch) w.resolve(stampString(of(keys.userStamp(w.userId)), of(keys.tenantStamp(T, w.tenantId, shard)), global));
-        },
-        (e: unknown) => {
-          for (const w of batch) w.reject(e);
-        },
-      )
-      .finally(() => {
-        inFlight--;
-        schedule();
-      });
+    void readBatch(batch, users, tenants).finally(() => {
+      inFlight--;
+      schedule();
+    });
     // Waiters left over (more than one request holds): another request if there is room.
     schedule();
   }
@@ -147,7 +139,9 @@ export function createStampReader(store: Store, T: string, opts: StampReaderOpti
     /** The stamps (`user|tenant|global`) of (tenant, user), from a request sent after this call. */
     read(tenantId: string, userId: string): Promise<string> {
       return new Promise<string>((resolve, reject) => {
-        queue.push({ tenantId, userId, resolve, reject });
+        const w = { tenantId, userId, resolve, reject };
+        if (!shared) return void readBatch([w], new Set([userId]), new Set([tenantId]));
+        queue.push(w);
         schedule();
       });
     },
