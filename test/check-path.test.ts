@@ -43,6 +43,7 @@ let scope: { kind: string; id: string };
 let callerToken: string;
 let strongToken: string;
 let subjectId: string;
+let callerId: string;
 
 beforeAll(async () => {
   t = await createTestTable();
@@ -54,6 +55,7 @@ beforeAll(async () => {
   const caller = await g.identity.users.create(sys, tenantId, { email: `caller-${tenantId.toLowerCase()}@example.com` } as never);
   const subject = await g.identity.users.create(sys, tenantId, { email: `subject-${tenantId.toLowerCase()}@example.com` } as never);
   subjectId = subject.id;
+  callerId = caller.id;
   await g.access.assignments.create(sys, tenantId, { userId: caller.id, roleId: 'tenant-admin', scope });
   await g.access.assignments.create(sys, tenantId, { userId: subject.id, roleId: 'tenant-auditor', scope });
   // Each instance has its own development issuer (key pair).
@@ -102,6 +104,23 @@ describe('POST /v1/tenants/{t}/check: DynamoDB requests per HTTP request', () =>
       expect(all.every((r) => r.status === 200 && r.body.source === 'bounded')).toBe(true);
     });
     expect(requests).toBe(0);
+  });
+
+  it("the caller's authorization: a grant the bounded cache confirms is answered without a promise; anything else goes through decide", async () => {
+    await check(bounded.base, callerToken, { maxStalenessMs: 60_000 }); // caches the caller's entry at the tenant
+    const caller = { actor: { type: 'user' as const, id: callerId }, platformAdmin: false, kind: 'jwt' as const };
+    expect(bounded.g.auth.authorizer(caller, 'gatehouse:check', tenantId)).toBe(true);
+    // Not held (tenant-admin lacks platform administration): a promise, and it says no.
+    const denied = bounded.g.auth.authorizer(caller, 'gatehouse:platform:admin', tenantId);
+    expect(denied).toBeInstanceOf(Promise);
+    expect(await denied).toBe(false);
+    // Strongly consistent instance: always a read, so always a promise.
+    const strongly = strong.g.auth.authorizer(caller, 'gatehouse:check', tenantId);
+    expect(strongly).toBeInstanceOf(Promise);
+    expect(await strongly).toBe(true);
+    // Another tenant's id: no cache entry, a promise, no.
+    expect(await bounded.g.auth.authorizer(caller, 'gatehouse:check', '01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBe(false);
+    expect(bounded.g.auth.authorizer({ ...caller, platformAdmin: true }, 'gatehouse:check', tenantId)).toBe(true);
   });
 
   it('strongly consistent, warm: one stamp BatchGetItem for the authorization, one for the check, nothing else', async () => {

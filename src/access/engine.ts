@@ -435,18 +435,35 @@ export function createEngine(opts: EngineOptions) {
     return decide(input.tenantId, input.userId, input.checks, input.at, input.maxStalenessMs);
   }
 
-  async function check(input: CheckInput): Promise<Decision> {
+  function validateCheck(input: CheckInput) {
     validatePermission('permission', input?.permission);
     checkedScopeKey(h, input.scope);
     validateIds(input.tenantId, input.userId);
-    if (input.maxStalenessMs !== undefined) {
-      // Bounded staleness with a fresh entry: answered here, synchronously (what entriesFor would do).
-      const t0 = nowMs();
-      const e = cachedEntry(input.tenantId, input.userId, input.scope, t0);
-      if (e && freshEnough(e, t0, input.maxStalenessMs)) return decision(e, input.permission, input.scope, input.at ? input.at.getTime() : t0, 'bounded');
-    }
+  }
+
+  /** Bounded staleness with a fresh entry: the decision, synchronously (what entriesFor would do). */
+  function boundedDecision(input: CheckInput): Decision | undefined {
+    if (input.maxStalenessMs === undefined) return undefined;
+    const t0 = nowMs();
+    const e = cachedEntry(input.tenantId, input.userId, input.scope, t0);
+    return e && freshEnough(e, t0, input.maxStalenessMs) ? decision(e, input.permission, input.scope, input.at ? input.at.getTime() : t0, 'bounded') : undefined;
+  }
+
+  async function check(input: CheckInput): Promise<Decision> {
+    validateCheck(input);
+    const bounded = boundedDecision(input);
+    if (bounded) return bounded;
     const [d] = await decide(input.tenantId, input.userId, [{ permission: input.permission, scope: input.scope }], input.at, input.maxStalenessMs);
     return d;
+  }
+
+  /**
+   * `check`'s answer when bounded staleness lets the cache give it, without a promise (callers on
+   * a hot path skip the async frames); undefined when `check` has to decide. Validates alike.
+   */
+  function checkCached(input: CheckInput): Decision | undefined {
+    validateCheck(input);
+    return boundedDecision(input);
   }
 
   /** Always cold (never from the cache), and says which grant and rule decided. */
@@ -583,6 +600,7 @@ export function createEngine(opts: EngineOptions) {
 
   return {
     check,
+    checkCached,
     checkMany,
     explain,
     listPermissions,

@@ -104,6 +104,20 @@ describe('two instances on one table', () => {
     expect(log.count).toBe(0);
   });
 
+  it('checkCached gives the bounded answer synchronously, or undefined when check would have to read', async () => {
+    const u = await f.user(tid);
+    await a.assignments.create(ctx, tid, { userId: u, roleId: reader, scope: building });
+    const input = { tenantId: tid, userId: u, permission: 'devices:read', scope: device, maxStalenessMs: 10_000 };
+    expect(b.engine.checkCached(input)).toBeUndefined(); // nothing cached yet
+    await warmOn(u);
+    const { result, log } = await measure('cached', async () => b.engine.checkCached(input));
+    expect(result).toEqual({ allowed: true, reason: 'allowed', permission: 'devices:read', scope: device, source: 'bounded' });
+    expect(log.count).toBe(0);
+    expect(b.engine.checkCached({ ...input, permission: 'devices:write' })).toMatchObject({ allowed: false, reason: 'no-grant' });
+    expect(b.engine.checkCached({ ...input, maxStalenessMs: undefined })).toBeUndefined(); // strongly consistent: only check decides
+    expect(() => b.engine.checkCached({ ...input, permission: 'devices:*' })).toThrow(expect.objectContaining({ code: 'VALIDATION' }));
+  });
+
   it('explain never answers from the cache', async () => {
     const u = await f.user(tid);
     await a.assignments.create(ctx, tid, { userId: u, roleId: reader, scope: building });

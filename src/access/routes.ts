@@ -429,7 +429,8 @@ export const accessRoutes = (access: Access): RouteModule => (app) => {
       async (c) => {
         const { tenantId } = c.req.valid('param');
         const b = c.req.valid('json');
-        const d = await engine.check({ tenantId, userId: b.userId, permission: b.permission, scope: b.scope, at: instant('at', b.at), maxStalenessMs: b.maxStalenessMs });
+        const input = { tenantId, userId: b.userId, permission: b.permission, scope: b.scope, at: instant('at', b.at), maxStalenessMs: b.maxStalenessMs };
+        const d = engine.checkCached(input) ?? (await engine.check(input));
         if (d.reason === 'scope-not-in-tenant') throw notInTenant('scope', b.scope);
         return c.json(d, 200);
       },

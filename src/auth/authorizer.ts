@@ -26,6 +26,8 @@ import type { Hierarchy, ScopeRef } from '../tenancy/model.ts';
 /** The part of the decision engine the authorizer needs (`createAccess(...).engine`). */
 export interface CheckEngine {
   check(input: { tenantId: string; userId: string; permission: string; scope: ScopeRef; maxStalenessMs?: number }): Promise<{ allowed: boolean; reason?: string }>;
+  /** `check`'s answer when a cache entry within `maxStalenessMs` gives it synchronously; else undefined. */
+  checkCached?(input: { tenantId: string; userId: string; permission: string; scope: ScopeRef; maxStalenessMs?: number }): { allowed: boolean } | undefined;
   /**
    * A user's effective rules at a scope (strongly consistent unless `maxStalenessMs`): the ALLOW
    * patterns of their active grants not wholly covered by a DENY, and the DENYs. What API-key
@@ -178,6 +180,21 @@ export function createAuthorizer(o: AuthorizerOptions) {
     return (await platformAdmin(userId)) ? { allowed: true, via: 'platform-admin' } : { allowed: false, reason: 'platform-only' };
   }
 
-  const authorizer: Authorizer = async (p, permission, tenantId) => (await decide(p, permission, tenantId)).allowed;
+  /**
+   * Allowed without a promise when that is already known: a platform admin, or a user whose grant
+   * a cache entry within the bounded staleness confirms. Anything else (a denial included, which
+   * may still be a platform admin's) is for `decide`.
+   */
+  function allowedAtOnce(p: Principal, permission: string, tenantId: string | undefined): true | undefined {
+    if (p.platformAdmin) return true;
+    if (!maxStalenessMs || !engine?.checkCached || !tenantId || p.kind === 'apiKey' || p.actor.type !== 'user') return undefined;
+    try {
+      return engine.checkCached({ tenantId, userId: p.actor.id, permission, scope: tenantScope(tenantId), maxStalenessMs })?.allowed || undefined;
+    } catch {
+      return undefined; // an id the engine refuses: decide() says no
+    }
+  }
+
+  const authorizer: Authorizer = (p, permission, tenantId) => allowedAtOnce(p, permission, tenantId) ?? decide(p, permission, tenantId).then((d) => d.allowed);
   return { decide, authorizer, grantorAt };
 }

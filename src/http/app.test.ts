@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { conflict, GatehouseError } from '../errors.ts';
@@ -270,6 +271,55 @@ describe('serveNode', () => {
       expect((await chunked(JSON.stringify({ email: 'b@example.com' }))).status).toBe(201);
       await expectProblem(await chunked(JSON.stringify({ email: 'b@example.com', pad: 'x'.repeat(2000) })), 413, 'ITEM_TOO_LARGE');
     } finally {
+      await server.close();
+    }
+  });
+
+  it('a body that came with its request is read at once; one split across packets, empty, or without Content-Length is read as a stream; keep-alive survives bodies nobody read', async () => {
+    const echo: RouteModule = (app) => {
+      app.openapi(
+        createRoute({ method: 'post', path: '/v1/echo', request: { body: jsonBody(z.object({ n: z.number() })) }, responses: { 200: jsonResponse(z.object({ n: z.number(), arrived: z.boolean() }), 'Echo'), ...errorResponses(400) } }),
+        (c) => c.json({ n: c.req.valid('json').n, arrived: Buffer.isBuffer((c.env as { incoming?: { rawBody?: unknown } }).incoming?.rawBody) }, 200),
+      );
+      app.post('/v1/ignore', (c) => c.text('ignored'));
+    };
+    const app = createApp({ version: '1', dynamoEndpoint: 'x', tableName: 't', logger: createLogger('silent'), routes: [echo] });
+    const server = await serveNode(app, 0, '127.0.0.1');
+    // One keep-alive connection; each request is written in the given pieces, 30 ms apart.
+    const socket = connect(server.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (d) => (received += String(d)));
+    const exchange = async (...pieces: string[]) => {
+      received = '';
+      for (const [i, p] of pieces.entries()) {
+        if (i) await new Promise((r) => setTimeout(r, 30));
+        socket.write(p);
+      }
+      for (let i = 0; i < 200 && !/\r\n\r\n[\s\S]*$/.test(received); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 200; i++) {
+        const [head, body = ''] = received.split('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? -1);
+        if (length >= 0 && Buffer.byteLength(body) >= length) return { status: Number(head.split(' ')[1]), body };
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`no complete response: ${received}`);
+    };
+    const post = (path: string, body: string, headers = `content-length: ${Buffer.byteLength(body)}\r\n`) => `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${headers}\r\n${body}`;
+    try {
+      expect(await exchange(post('/v1/echo', '{"n":1}'))).toEqual({ status: 200, body: '{"n":1,"arrived":true}' });
+      const split = post('/v1/echo', '{"n":2}');
+      expect(await exchange(split.slice(0, -4), split.slice(-4))).toEqual({ status: 200, body: '{"n":2,"arrived":false}' });
+      expect(await exchange(post('/v1/ignore', '{"n":3}'))).toEqual({ status: 200, body: 'ignored' });
+      const ignoredSplit = post('/v1/ignore', '{"n":3}');
+      expect(await exchange(ignoredSplit.slice(0, -4), ignoredSplit.slice(-4))).toEqual({ status: 200, body: 'ignored' });
+      expect(await exchange(post('/v1/echo', '\uFEFF{"n":4}'))).toEqual({ status: 200, body: '{"n":4,"arrived":true}' }); // a BOM is dropped, as the adapter does
+      const malformed = await exchange(post('/v1/echo', '{"n":'));
+      expect(malformed.status).toBe(400);
+      expect((await exchange(post('/v1/echo', ''))).status).toBe(400); // empty: the schema names the missing field
+      expect(await exchange(post('/v1/echo', '7\r\n{"n":5}\r\n0\r\n\r\n', 'transfer-encoding: chunked\r\n'))).toEqual({ status: 200, body: '{"n":5,"arrived":false}' });
+      expect(await exchange(post('/v1/echo', '{"n":6}'))).toEqual({ status: 200, body: '{"n":6,"arrived":true}' });
+    } finally {
+      socket.destroy();
       await server.close();
     }
   });

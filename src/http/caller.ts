@@ -28,8 +28,11 @@ declare module './deps.ts' {
   }
 }
 
-/** Decides whether a principal may use a permission (e.g. `gatehouse:users:write`) in a tenant. */
-export type Authorizer = (principal: Principal, permission: string, tenantId: string | undefined) => Promise<boolean>;
+/**
+ * Decides whether a principal may use a permission (e.g. `gatehouse:users:write`) in a tenant;
+ * synchronously when the answer needs no read (bounded staleness, platform admins).
+ */
+export type Authorizer = (principal: Principal, permission: string, tenantId: string | undefined) => boolean | Promise<boolean>;
 
 /** The audit/request context of the current request. */
 export function ctxOf(c: Context<AppEnv>): RequestContext {
@@ -44,7 +47,7 @@ export function ctxOf(c: Context<AppEnv>): RequestContext {
 }
 
 /** Fallback for apps built without one: only platform admins pass. */
-const platformAdminsOnly: Authorizer = async (p) => p.platformAdmin;
+const platformAdminsOnly: Authorizer = (p) => p.platformAdmin;
 let fallbackAuthorizer: Authorizer = platformAdminsOnly;
 
 /** Installed by the composition root once the decision engine exists. */
@@ -57,16 +60,19 @@ export function setAuthorizer(a: Authorizer) {
  * the `tenantId` path parameter (or platform-wide when the route has none).
  */
 export function authorize(permission: string): MiddlewareHandler<AppEnv> {
-  const mw: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const forbidden = (tenantId: string | undefined) => new GatehouseError('FORBIDDEN', `This caller lacks ${permission}${tenantId ? ` in tenant ${tenantId}` : ''}`, { permission });
+  const mw: MiddlewareHandler<AppEnv> = (c, next) => {
     const p = c.get('principal');
     if (!p) throw new GatehouseError('UNAUTHENTICATED', 'Authentication is required: send Authorization: Bearer <JWT or API key>');
     const tenantId = c.req.param('tenantId');
     // Each app carries its own authorizer (several Gatehouse instances may share a process).
-    const authorizer = c.get('authorizer') ?? fallbackAuthorizer;
-    if (!(await authorizer(p, permission, tenantId))) {
-      throw new GatehouseError('FORBIDDEN', `This caller lacks ${permission}${tenantId ? ` in tenant ${tenantId}` : ''}`, { permission });
-    }
-    await next();
+    const allowed = (c.get('authorizer') ?? fallbackAuthorizer)(p, permission, tenantId);
+    if (allowed === true) return next();
+    if (allowed === false) throw forbidden(tenantId);
+    return allowed.then((ok) => {
+      if (!ok) throw forbidden(tenantId);
+      return next();
+    });
   };
   // The isolation suite and the Lambda authorizer read the declared permission from here.
   (mw as MiddlewareHandler<AppEnv> & { permission?: string }).permission = permission;

@@ -44,6 +44,14 @@ function headerKeyMap(schema: Schema): Map<string, string> {
   return new Map(Object.keys(shape).map((k) => [k.toLowerCase(), k]));
 }
 
+const utf8 = new TextDecoder(); // as @hono/node-server decodes (a BOM is dropped)
+
+/** A body the Node adapter already holds whole (`withArrivedBody` in node.ts): parsed without a promise. */
+function arrivedBody(c: Context): Buffer | undefined {
+  const raw = (c.env as { incoming?: { rawBody?: unknown } } | undefined)?.incoming?.rawBody;
+  return raw instanceof Buffer ? raw : undefined;
+}
+
 async function bodyIsEmpty(c: Context): Promise<boolean> {
   if (c.req.raw.body === null) return true;
   return (await c.req.arrayBuffer()).byteLength === 0;
@@ -112,7 +120,8 @@ export function routeValidator(route: RouteConfig, hook: Hook): MiddlewareHandle
         let value: unknown = {};
         if (contentType !== undefined && JSON_MEDIA_TYPE.test(mediaTypeOf(contentType))) {
           try {
-            value = await c.req.json();
+            const arrived = arrivedBody(c);
+            value = arrived ? JSON.parse(utf8.decode(arrived)) : await c.req.json();
           } catch {
             throw new HTTPException(400, { message: 'Malformed JSON in request body' });
           }
