@@ -28,7 +28,7 @@
  *                                 Gateway event (JWT caller, warm), latency per invocation
  *   authorizer.apikey.p50_ms      the same with an API key (one strongly consistent GetItem + role/tenant read)
  * The caller is a JWT user holding tenant-admin; logs are silent, rate limiting off. Every target
- * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (5) measured runs of 2 s,
+ * gets a warm-up run (JIT, connection pools, caches), then BENCH_HTTP_ROUNDS (7) measured runs of 2 s,
  * interleaved across targets so that drift in the machine's load (a shared 2-core box) hits all
  * alike; a req/s figure is the median of its rounds, a ratio the median of per-round ratios. Every
  * run uses the same autocannon settings (32 connections, its own process; threads: see WORKERS).
@@ -57,10 +57,10 @@ import { randomBytes } from 'node:crypto';
 import { percentile, round, timeSeq } from './stats.ts';
 
 /** Measured seconds per target, split into ROUNDS runs. */
-const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
+const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 14);
 const WARMUP_S = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 2);
 /** Measured runs per target, interleaved (hello, check, hello, check…): drift in the machine's load hits all alike. */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 5));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_HTTP_ROUNDS ?? 7));
 const CONNECTIONS = 32;
 /**
  * Load-generator worker threads inside the autocannon process; 0 = its main thread generates the
