@@ -22,7 +22,7 @@ type Listener = (incoming: IncomingMessage, outgoing: ServerResponse) => unknown
  * of the adapter's draining of unread bodies (nothing is left to read), so it goes to a listener
  * without it; a body still in transit, or one without Content-Length, goes the adapter's way.
  */
-export function requestListener(app: FetchApp): Listener {
+function requestListener(app: FetchApp): Listener {
   const fetch = app.fetch as (request: Request) => Promise<Response>;
   const streamed = getRequestListener(fetch);
   const arrived = getRequestListener(fetch, { autoCleanupIncoming: false });

@@ -46,7 +46,7 @@ function headerKeyMap(schema: Schema): Map<string, string> {
 
 const utf8 = new TextDecoder(); // as @hono/node-server decodes (a BOM is dropped)
 
-/** A body the Node adapter already holds whole (`withArrivedBody` in node.ts): parsed without a promise. */
+/** A body the Node adapter already holds whole (`requestListener` in node.ts): parsed without a promise. */
 function arrivedBody(c: Context): Buffer | undefined {
   const raw = (c.env as { incoming?: { rawBody?: unknown } } | undefined)?.incoming?.rawBody;
   return raw instanceof Buffer ? raw : undefined;
