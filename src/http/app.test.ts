@@ -275,7 +275,7 @@ describe('serveNode', () => {
     }
   });
 
-  it('a body that came with its request is read at once; one split across packets, empty, or without Content-Length is read as a stream; keep-alive survives bodies nobody read', async () => {
+  it('a body that came with its request is read at once; one split across packets or without Content-Length is read as a stream; keep-alive and pipelining survive bodies nobody read', async () => {
     const echo: RouteModule = (app) => {
       app.openapi(
         createRoute({ method: 'post', path: '/v1/echo', request: { body: jsonBody(z.object({ n: z.number() })) }, responses: { 200: jsonResponse(z.object({ n: z.number(), arrived: z.boolean() }), 'Echo'), ...errorResponses(400) } }),
@@ -318,6 +318,12 @@ describe('serveNode', () => {
       expect((await exchange(post('/v1/echo', ''))).status).toBe(400); // empty: the schema names the missing field
       expect(await exchange(post('/v1/echo', '7\r\n{"n":5}\r\n0\r\n\r\n', 'transfer-encoding: chunked\r\n'))).toEqual({ status: 200, body: '{"n":5,"arrived":false}' });
       expect(await exchange(post('/v1/echo', '{"n":6}'))).toEqual({ status: 200, body: '{"n":6,"arrived":true}' });
+      // Pipelined: three requests in one write, each answered with its own body, in order.
+      received = '';
+      socket.write(post('/v1/echo', '{"n":7}') + post('/v1/echo', '{"n":8}') + post('/v1/echo', '{"n":9}'));
+      const bodies = () => [...received.matchAll(/\{"n":\d+,"arrived":(true|false)\}/g)].map((m) => m[0]);
+      for (let i = 0; i < 200 && bodies().length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(bodies()).toEqual(['{"n":7,"arrived":true}', '{"n":8,"arrived":true}', '{"n":9,"arrived":true}']);
     } finally {
       socket.destroy();
       await server.close();
