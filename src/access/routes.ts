@@ -429,8 +429,7 @@ export const accessRoutes = (access: Access): RouteModule => (app) => {
       async (c) => {
         const { tenantId } = c.req.valid('param');
         const b = c.req.valid('json');
-        const input = { tenantId, userId: b.userId, permission: b.permission, scope: b.scope, at: instant('at', b.at), maxStalenessMs: b.maxStalenessMs };
-        const d = engine.checkCached(input) ?? (await engine.check(input));
+        const d = await engine.check({ tenantId, userId: b.userId, permission: b.permission, scope: b.scope, at: instant('at', b.at), maxStalenessMs: b.maxStalenessMs });
         if (d.reason === 'scope-not-in-tenant') throw notInTenant('scope', b.scope);
         return c.json(d, 200);
       },

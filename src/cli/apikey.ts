@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { readEnv } from '../config.ts';
-import type { RequestContext } from '../context.ts';
+import { systemContext, type RequestContext } from '../context.ts';
 import { isGatehouseError } from '../errors.ts';
 import { API_KEY_PREFIX, createApiKeyService, type ApiKey } from '../auth/apikeys.ts';
 import { keys } from '../store/keys.ts';
@@ -25,7 +25,7 @@ interface Common extends TargetOptions {
 }
 
 /** The operator's audit context: actor `system`, a request id that names the CLI. */
-const cliContext = (): RequestContext => ({ actor: { id: 'system', type: 'system' }, requestId: `cli-${randomUUID()}`, userAgent: 'gatehouse-cli' });
+const cliContext = (): RequestContext => ({ ...systemContext(`cli-${randomUUID()}`), userAgent: 'gatehouse-cli' });
 
 /** The flag a service field came from, for usage errors. */
 const FLAGS: Record<string, string> = { name: '--name', roleId: '--role', expiresAt: '--expires-at' };

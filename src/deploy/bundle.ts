@@ -32,24 +32,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ASSETS as DOCS_ASSETS } from '../http/docs.ts';
 import { BUILT_IN_HIERARCHIES, loadHierarchy } from '../tenancy/hierarchy.ts';
 import { LAMBDA_HANDLERS } from './template.ts';
 
 /** The repository root (this file is src/deploy/bundle.ts). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** What src/http/docs.ts serves from swagger-ui-dist (its ASSETS), plus the package's licence files. */
-export const SWAGGER_UI_FILES = [
-  'package.json',
-  'LICENSE',
-  'NOTICE',
-  'swagger-ui.css',
-  'swagger-ui-bundle.js',
-  'swagger-ui-bundle.js.LICENSE.txt',
-  'swagger-ui-standalone-preset.js',
-  'swagger-ui-standalone-preset.js.LICENSE.txt',
-  'favicon-32x32.png',
-] as const;
+/** What src/http/docs.ts serves from swagger-ui-dist (its ASSETS), with the package's licence files. */
+export const SWAGGER_UI_FILES = ['package.json', 'LICENSE', 'NOTICE', 'swagger-ui-bundle.js.LICENSE.txt', 'swagger-ui-standalone-preset.js.LICENSE.txt', ...Object.keys(DOCS_ASSETS)];
 
 /**
  * In an ES module bundle, CommonJS dependencies that `require()` Node built-ins need a real
@@ -205,7 +196,7 @@ export async function buildLambdaBundle(o: LambdaBundleOptions): Promise<LambdaB
     const swaggerTo = path.join(stage, 'node_modules', 'swagger-ui-dist');
     mkdirSync(swaggerTo, { recursive: true });
     for (const f of SWAGGER_UI_FILES) {
-      if (!existsSync(path.join(swaggerDir, f))) throw new Error(`swagger-ui-dist has no ${f} (in ${swaggerDir}): run \`npm ci\`, or update SWAGGER_UI_FILES in src/deploy/bundle.ts`);
+      if (!existsSync(path.join(swaggerDir, f))) throw new Error(`swagger-ui-dist has no ${f} (in ${swaggerDir}): run \`npm ci\`, or update SWAGGER_UI_FILES in src/deploy/bundle.ts / ASSETS in src/http/docs.ts`);
       copyFileSync(path.join(swaggerDir, f), path.join(swaggerTo, f));
     }
     progress(`  node_modules/swagger-ui-dist/  the /docs assets`);

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { GatehouseError } from '../errors.ts';
 import type { AppHono } from './deps.ts';
 
-const ASSETS: Record<string, string> = {
+/** The files of swagger-ui-dist that /docs serves, with their content types (the Lambda bundle ships them). */
+export const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
